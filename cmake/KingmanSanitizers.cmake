@@ -1,0 +1,22 @@
+# kingman_apply_sanitizer(target): adds -fsanitize=<KINGMAN_SANITIZER> to one target's compile
+# and link lines. Applied per target so that global CMAKE_CXX_FLAGS stay untouched.
+function(kingman_apply_sanitizer target)
+  if(KINGMAN_SANITIZER STREQUAL "")
+    return()
+  endif()
+  if(NOT KINGMAN_SANITIZER MATCHES "^(address|undefined|thread)$")
+    message(FATAL_ERROR "KINGMAN_SANITIZER must be address, undefined or thread, got '${KINGMAN_SANITIZER}'")
+  endif()
+  set(flags -fsanitize=${KINGMAN_SANITIZER} -fno-omit-frame-pointer -g)
+  if(KINGMAN_SANITIZER STREQUAL "undefined")
+    list(APPEND flags -fno-sanitize-recover=undefined)
+  endif()
+  target_compile_options(${target} PRIVATE ${flags})
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    # Static libraries carry the runtime to whoever links them.
+    target_link_options(${target} INTERFACE $<BUILD_INTERFACE:-fsanitize=${KINGMAN_SANITIZER}>)
+  else()
+    target_link_options(${target} PRIVATE -fsanitize=${KINGMAN_SANITIZER})
+  endif()
+endfunction()

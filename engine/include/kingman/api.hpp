@@ -1,0 +1,43 @@
+#pragma once
+// The public C++ entry point: fit a table, get a result object.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kingman/data/table.hpp"
+#include "kingman/options.hpp"
+#include "kingman/tree/merge_tree.hpp"
+
+namespace kingman {
+
+struct Particle {
+  double log_weight = 0.0;  // unnormalized final log weight
+  double weight = 1.0;      // normalized weight
+  MergeTree tree;           // complete merge list
+};
+
+struct FitResult {
+  Algorithm algorithm = Algorithm::greedy_rate1;
+  std::size_t n = 0;
+  std::size_t d = 0;
+  std::uint64_t seed = 0;
+  int threads = 1;                      // threads actually used
+  std::optional<double> log_evidence;   // SMC: log of the unbiased estimate; greedy: none
+  double log_joint = 0.0;               // log p(x, pi) of the best tree under the final model
+  std::vector<Particle> particles;      // every final particle (greedy: one, weight 1)
+  std::size_t best = 0;                 // index of the highest-weight particle
+  std::vector<double> ess;              // ESS after each SMC step
+  std::vector<std::size_t> resampled_at;  // steps (1-based) after which resampling happened
+  std::vector<double> covariance_diagonal;  // Lambda's diagonal as used for the final tree
+  double leaf_variance = 0.0;               // v0 as used
+  double seconds = 0.0;                     // wall time of the fit
+
+  const MergeTree& best_tree() const { return particles.at(best).tree; }
+};
+
+// Runs the chosen algorithm. Throws InputError/OptionError/ResourceError with a clear message.
+FitResult fit(const Table& data, const FitOptions& options);
+
+}  // namespace kingman

@@ -1,0 +1,48 @@
+#pragma once
+// Counter-based random numbers (Philox4x32-10, Salmon et al. 2011). A stream is identified by a
+// key (seed) and a counter prefix (e.g. particle, step, pair), so any draw can be recomputed
+// from its coordinates, independently of thread count or of the order of other draws.
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace kingman::kernels {
+
+// One Philox4x32-10 block: 128 random bits from a 128-bit counter and a 64-bit key.
+std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> counter,
+                                        std::array<std::uint32_t, 2> key);
+
+// A sequential stream over Philox blocks: coordinates (a, b) fix the stream; draws advance
+// an internal 64-bit index. Cheap to create; holds no heap memory.
+class RandomStream {
+ public:
+  RandomStream(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0) noexcept
+      : seed_(seed), a_(a), b_(b) {}
+
+  // 64 uniformly random bits.
+  std::uint64_t next_u64() noexcept;
+  // Uniform on the open interval (0, 1): never 0 or 1, so logs are finite.
+  double uniform() noexcept {
+    return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53;
+  }
+  // Standard normal (Box-Muller on two uniforms; the pair's second value is cached).
+  double normal() noexcept;
+  // Exponential with rate 1.
+  double exponential() noexcept { return -std::log(uniform()); }
+  // Uniform integer in [0, n), n > 0, without modulo bias.
+  std::uint64_t below(std::uint64_t n) noexcept;
+
+ private:
+  std::uint64_t seed_, a_, b_;
+  std::uint64_t index_ = 0;
+  std::array<std::uint32_t, 4> block_{};
+  int used_ = 4;  // 32-bit words of block_ already consumed
+  bool has_spare_normal_ = false;
+  double spare_normal_ = 0.0;
+};
+
+// A single uniform on (0,1) keyed by four coordinates, for draws that are recomputed instead
+// of stored (e.g. the race's per-pair clocks).
+double keyed_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) noexcept;
+
+}  // namespace kingman::kernels
