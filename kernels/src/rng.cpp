@@ -52,8 +52,7 @@ std::uint64_t RandomStream::next_u64() noexcept {
     block_ = philox4x32({idx[0], idx[1], a[0], a[1]}, derive_key(seed_, b_, 1u));
     used_ = 0;
   }
-  const std::uint64_t value =
-      (static_cast<std::uint64_t>(block_[used_]) << 32) | block_[used_ + 1];
+  const std::uint64_t value = (static_cast<std::uint64_t>(block_[used_]) << 32) | block_[used_ + 1];
   used_ += 2;
   return value;
 }

@@ -23,13 +23,13 @@ struct FitResult {
   std::size_t n = 0;
   std::size_t d = 0;
   std::uint64_t seed = 0;
-  int threads = 1;                      // threads actually used
-  std::optional<double> log_evidence;   // SMC: log of the unbiased estimate; greedy: none
-  double log_joint = 0.0;               // log p(x, pi) of the best tree under the final model
-  std::vector<Particle> particles;      // every final particle (greedy: one, weight 1)
-  std::size_t best = 0;                 // index of the highest-weight particle
-  std::vector<double> ess;              // ESS after each SMC step
-  std::vector<std::size_t> resampled_at;  // steps (1-based) after which resampling happened
+  int threads = 1;                          // threads actually used
+  std::optional<double> log_evidence;       // SMC: log of the unbiased estimate; greedy: none
+  double log_joint = 0.0;                   // log p(x, pi) of the best tree under the final model
+  std::vector<Particle> particles;          // every final particle (greedy: one, weight 1)
+  std::size_t best = 0;                     // index of the highest-weight particle
+  std::vector<double> ess;                  // ESS after each SMC step
+  std::vector<std::size_t> resampled_at;    // steps (1-based) after which resampling happened
   std::vector<double> covariance_diagonal;  // Lambda's diagonal as used for the final tree
   double leaf_variance = 0.0;               // v0 as used
   double seconds = 0.0;                     // wall time of the fit

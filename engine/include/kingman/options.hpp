@@ -17,7 +17,7 @@ enum class Algorithm {
   postpost,
   mpost1,
   mpost2,
-  race,                // Goerur-Teh regenerative race (MODEL.md section 6)
+  race,  // Goerur-Teh regenerative race (MODEL.md section 6)
 };
 
 bool is_greedy(Algorithm algorithm);

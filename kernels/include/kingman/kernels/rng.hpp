@@ -22,9 +22,7 @@ class RandomStream {
   // 64 uniformly random bits.
   std::uint64_t next_u64() noexcept;
   // Uniform on the open interval (0, 1): never 0 or 1, so logs are finite.
-  double uniform() noexcept {
-    return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53;
-  }
+  double uniform() noexcept { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53; }
   // Standard normal (Box-Muller on two uniforms; the pair's second value is cached).
   double normal() noexcept;
   // Exponential with rate 1.
@@ -43,6 +41,7 @@ class RandomStream {
 
 // A single uniform on (0,1) keyed by four coordinates, for draws that are recomputed instead
 // of stored (e.g. the race's per-pair clocks).
-double keyed_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) noexcept;
+double keyed_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b,
+                     std::uint64_t c) noexcept;
 
 }  // namespace kingman::kernels

@@ -1,0 +1,106 @@
+// kingman fit INPUT [options]: the CLI contract of DESIGN.md.
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "kingman/api.hpp"
+#include "kingman/data/labels.hpp"
+#include "kingman/data/table_reader.hpp"
+#include "kingman/error.hpp"
+#include "kingman/io/json_report.hpp"
+#include "kingman/io/output_file.hpp"
+#include "kingman/tree/linkage.hpp"
+#include "kingman/tree/newick.hpp"
+#include "kingman/tree/scores.hpp"
+#include "table_options.hpp"
+
+namespace kingman::cli {
+
+namespace {
+
+struct FitArguments {
+  std::string input;
+  std::string algorithm = "greedy-rate1";
+  std::string covariance = "learned";
+  std::optional<double> leaf_variance;
+  std::string newick, linkage, json, labels;
+  TableArguments table;
+  FitOptions options;
+};
+
+}  // namespace
+
+Action add_fit_command(CLI::App& app) {
+  auto args = std::make_shared<FitArguments>();
+  CLI::App* command = app.add_subcommand("fit", "Infer a tree (greedy) for a data table");
+  command
+      ->add_option("INPUT", args->input, "CSV, TSV or whitespace table; empty, NA or NaN = missing")
+      ->required();
+  command
+      ->add_option("-a,--algorithm", args->algorithm,
+                   "greedy-rate1 | greedy-minduration | greedy-maxprob | mgreedy")
+      ->capture_default_str();
+  command->add_option("-p,--particles", args->options.particles, "SMC particle count")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--seed", args->options.seed, "random seed")->capture_default_str();
+  command->add_option("--threads", args->options.threads, "worker threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--covariance", args->covariance,
+                   "learned | identity | isotropic | diagonal | full")
+      ->capture_default_str();
+  command->add_option("--leaf-variance", args->leaf_variance,
+                      "observation noise v0 of every leaf (default: 0, or 1e-3 x the whitened "
+                      "variance when rows repeat)");
+  command
+      ->add_option("--learning-rounds", args->options.brownian.learning_rounds,
+                   "tree / covariance alternations when the covariance is learned")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
+  command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");
+  command->add_option("--json", args->json, "write the JSON report ('-' = stdout)");
+  command->add_option("--labels", args->labels, "one class label per row: adds scores to the JSON");
+  add_table_options(*command, args->table);
+  command->add_flag("-v,--verbose", args->options.verbose, "progress lines on stderr");
+
+  return [args] {
+    FitOptions options = args->options;
+    options.algorithm = parse_algorithm(args->algorithm);
+    options.brownian.covariance = parse_covariance(args->covariance);
+    options.brownian.leaf_variance = args->leaf_variance;
+
+    const Table table = read_table(args->input, table_read_options(args->table));
+    std::optional<Labels> labels;
+    if (!args->labels.empty()) labels = read_labels(args->labels, table.rows);
+
+    const FitResult result = fit(table, options);
+    std::optional<TreeScores> scores;
+    if (labels) scores = score_tree(result.best_tree(), *labels);
+
+    // Everything is rendered before anything is written, so an error leaves no output.
+    struct Output {
+      std::string path, content;
+    };
+    std::vector<Output> outputs;
+    if (!args->newick.empty())
+      outputs.push_back({args->newick, to_newick(result.best_tree(), table.row_names) + "\n"});
+    if (!args->linkage.empty())
+      outputs.push_back({args->linkage, to_linkage_csv(result.best_tree())});
+    if (!args->json.empty()) outputs.push_back({args->json, to_json_report(result, scores) + "\n"});
+    if (outputs.empty())
+      outputs.push_back({"-", to_newick(result.best_tree(), table.row_names) + "\n"});
+    for (const Output& output : outputs) write_output_file(output.path, output.content);
+    if (options.verbose) {
+      std::cerr << "kingman: " << to_string(result.algorithm) << " on " << result.n << " x "
+                << result.d << ", log joint " << result.log_joint << ", " << result.seconds
+                << " s\n";
+    }
+  };
+}
+
+}  // namespace kingman::cli

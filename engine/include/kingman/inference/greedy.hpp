@@ -1,0 +1,23 @@
+#pragma once
+// The greedy family (MODEL.md section 4): one good tree, built one merge at a time.
+#include "kingman/model/whitened_data.hpp"
+#include "kingman/options.hpp"
+#include "kingman/tree/merge_tree.hpp"
+
+namespace kingman {
+
+// Greedy-Rate1: every pair is scored once, when it is created, by its unclamped merge height
+// under rate 1 (independent of the current time); the most recent pair merges, at its height
+// clamped to the current height. O(n^2 d) time, n(n-1)/2 doubles of pair storage.
+MergeTree greedy_rate1(const WhitenedData& data, double leaf_variance);
+
+// Greedy-MinDuration, Greedy-MaxProb and MGreedy: every live pair is rescored at every step
+// with the true rate lambda_m (O(n^3)); selection uses the unclamped duration (or, for MaxProb,
+// the objective at the feasible duration) and the merge happens at the clamped duration.
+// Ties go to the first pair in (slot, slot) order.
+MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
+
+// Dispatches on a greedy algorithm; throws OptionError for a non-greedy one.
+MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
+
+}  // namespace kingman

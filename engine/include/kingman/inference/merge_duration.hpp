@@ -1,0 +1,24 @@
+#pragma once
+// Optimal merge durations for one pair (MODEL.md section 4). For a pair with squared distance
+// eps, duration offset r (section 3.2) and total rate lambda, the pair's joint density in the
+// duration delta is g(delta) = exp(-lambda delta) N(eps; 0, s) with s = r + 2 delta.
+#include "kingman/model/brownian_messages.hpp"
+
+namespace kingman {
+
+// Teh et al.'s delta*: the mode of g in linear scale, unclamped (may be negative):
+// s* = (sqrt(d^2 + 4 lambda eps) - d) / (2 lambda), delta* = (s* - r) / 2.
+double linear_mode_duration(double lambda, double dims, double eps, double offset);
+
+// Henao & Lucas's MGreedy duration: the mode in log scale of s,
+// s* = (l + sqrt(l^2 + lambda eps)) / lambda with l = 1 - d/2, delta* = (s* - r) / 2.
+double log_mode_duration(double lambda, double dims, double eps, double offset);
+
+// The same modes when dimensions carry their own offsets r_j (missing entries). No closed form:
+// the stationary point of log g (plus log s_ref for the log-scale mode, with s_ref = mean r_j +
+// 2 delta) is bracketed and bisected in log(s_min). Returns -inf when the pair shares no
+// observed dimension (the likelihood is flat and the prior favours merging at once).
+double linear_mode_duration(double lambda, const SharedDimensions& shared);
+double log_mode_duration(double lambda, const SharedDimensions& shared);
+
+}  // namespace kingman

@@ -1,0 +1,121 @@
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <string>
+
+#include "kingman/api.hpp"
+#include "kingman/data/duplicates.hpp"
+#include "kingman/error.hpp"
+#include "kingman/inference/greedy.hpp"
+#include "kingman/model/covariance.hpp"
+#include "kingman/model/tree_likelihood.hpp"
+
+namespace kingman {
+
+namespace {
+
+void check_options(const Table& data, const FitOptions& options) {
+  if (data.rows < 2) {
+    throw InputError(data.source + ": kingman needs at least two rows, got " +
+                     std::to_string(data.rows));
+  }
+  if (data.cols == 0) throw InputError(data.source + ": the table has no numeric columns");
+  if (options.brownian.leaf_variance &&
+      !(*options.brownian.leaf_variance >= 0 && std::isfinite(*options.brownian.leaf_variance))) {
+    throw OptionError("--leaf-variance must be a finite number >= 0");
+  }
+  if (options.brownian.learning_rounds < 0) throw OptionError("learning rounds must be >= 0");
+  if (!(options.brownian.shrinkage >= 0) || !std::isfinite(options.brownian.shrinkage)) {
+    throw OptionError("covariance shrinkage must be a finite number >= 0");
+  }
+  if (data.has_missing() && options.brownian.covariance == CovarianceKind::full) {
+    throw OptionError("--covariance full needs complete data, but " + data.source +
+                      " has missing entries; use learned, diagonal, isotropic or identity");
+  }
+}
+
+// Mean per-column variance of whitened data, the time scale of a typical pairwise coalescence.
+double mean_whitened_variance(const WhitenedData& w) {
+  double total = 0.0;
+  for (std::size_t j = 0; j < w.d; ++j) {
+    double sum = 0.0, sum_sq = 0.0, count = 0.0;
+    for (std::size_t i = 0; i < w.n; ++i) {
+      const double v = w.x[i * w.d + j];
+      if (std::isnan(v)) continue;
+      sum += v;
+      sum_sq += v * v;
+      count += 1;
+    }
+    if (count > 1) total += std::max(0.0, (sum_sq - sum * sum / count) / (count - 1));
+  }
+  const double mean = total / static_cast<double>(w.d);
+  return mean > 0 ? mean : 1.0;
+}
+
+// v0 as documented: the user's value; else 0, unless rows repeat, in which case a thousandth
+// of the typical pairwise coalescence time keeps the density finite.
+double choose_leaf_variance(const Table& data, const FitOptions& options,
+                            const WhitenedData& first_whitened) {
+  const auto duplicate = find_duplicate_rows(data);
+  if (options.brownian.leaf_variance) {
+    if (*options.brownian.leaf_variance == 0.0 && duplicate) {
+      throw InputError(data.source + ": rows " + std::to_string(duplicate->first + 1) + " and " +
+                       std::to_string(duplicate->second + 1) +
+                       " (data rows, 1-based) are identical; with leaf variance 0 the model's "
+                       "density is infinite. Pass --leaf-variance V > 0 or remove duplicates");
+    }
+    return *options.brownian.leaf_variance;
+  }
+  if (!duplicate) return 0.0;
+  const double v0 = 1e-3 * mean_whitened_variance(first_whitened);
+  if (options.verbose) {
+    std::cerr << "kingman: rows " << duplicate->first + 1 << " and " << duplicate->second + 1
+              << " are identical; using leaf variance " << v0 << "\n";
+  }
+  return v0;
+}
+
+}  // namespace
+
+FitResult fit(const Table& data, const FitOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  check_options(data, options);
+  if (!is_greedy(options.algorithm)) {
+    throw OptionError("algorithm " + to_string(options.algorithm) +
+                      " is not available yet in this build; use greedy-rate1, "
+                      "greedy-minduration, greedy-maxprob or mgreedy");
+  }
+  const BrownianOptions& brownian = options.brownian;
+  Covariance covariance = initial_covariance(data, brownian.covariance, brownian.shrinkage);
+  WhitenedData whitened = whiten(data, covariance);
+  const double leaf_variance = choose_leaf_variance(data, options, whitened);
+
+  const int rounds = brownian.covariance == CovarianceKind::identity ? 0 : brownian.learning_rounds;
+  MergeTree tree = run_greedy(whitened, leaf_variance, options.algorithm);
+  for (int round = 1; round <= rounds; ++round) {
+    covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
+    whitened = whiten(data, covariance);
+    tree = run_greedy(whitened, leaf_variance, options.algorithm);
+    if (options.verbose) {
+      std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
+                << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
+    }
+  }
+
+  FitResult result;
+  result.algorithm = options.algorithm;
+  result.n = data.rows;
+  result.d = data.cols;
+  result.seed = options.seed;
+  result.threads = 1;
+  result.log_joint = tree_density(whitened, leaf_variance, tree).log_joint();
+  result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
+  result.best = 0;
+  result.covariance_diagonal.assign(covariance.diagonal.data(),
+                                    covariance.diagonal.data() + covariance.diagonal.size());
+  result.leaf_variance = leaf_variance;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace kingman

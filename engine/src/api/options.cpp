@@ -1,0 +1,76 @@
+#include "kingman/options.hpp"
+
+#include <array>
+#include <utility>
+
+#include "kingman/error.hpp"
+
+namespace kingman {
+
+namespace {
+
+constexpr std::array<std::pair<Algorithm, const char*>, 10> kAlgorithmNames{{
+    {Algorithm::greedy_rate1, "greedy-rate1"},
+    {Algorithm::greedy_minduration, "greedy-minduration"},
+    {Algorithm::greedy_maxprob, "greedy-maxprob"},
+    {Algorithm::mgreedy, "mgreedy"},
+    {Algorithm::priorprior, "priorprior"},
+    {Algorithm::priorpost, "priorpost"},
+    {Algorithm::postpost, "postpost"},
+    {Algorithm::mpost1, "mpost1"},
+    {Algorithm::mpost2, "mpost2"},
+    {Algorithm::race, "race"},
+}};
+
+constexpr std::array<std::pair<CovarianceKind, const char*>, 5> kCovarianceNames{{
+    {CovarianceKind::learned, "learned"},
+    {CovarianceKind::identity, "identity"},
+    {CovarianceKind::isotropic, "isotropic"},
+    {CovarianceKind::diagonal, "diagonal"},
+    {CovarianceKind::full, "full"},
+}};
+
+template <typename Enum, std::size_t N>
+std::string joined_names(const std::array<std::pair<Enum, const char*>, N>& names) {
+  std::string out;
+  for (const auto& [value, name] : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_greedy(Algorithm algorithm) {
+  return algorithm == Algorithm::greedy_rate1 || algorithm == Algorithm::greedy_minduration ||
+         algorithm == Algorithm::greedy_maxprob || algorithm == Algorithm::mgreedy;
+}
+
+std::string to_string(Algorithm algorithm) {
+  for (const auto& [value, name] : kAlgorithmNames)
+    if (value == algorithm) return name;
+  return "unknown";
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+  for (const auto& [value, known] : kAlgorithmNames)
+    if (name == known) return value;
+  throw OptionError("unknown algorithm '" + name + "'; expected one of " +
+                    joined_names(kAlgorithmNames));
+}
+
+std::string to_string(CovarianceKind kind) {
+  for (const auto& [value, name] : kCovarianceNames)
+    if (value == kind) return name;
+  return "unknown";
+}
+
+CovarianceKind parse_covariance(const std::string& name) {
+  for (const auto& [value, known] : kCovarianceNames)
+    if (name == known) return value;
+  throw OptionError("unknown covariance '" + name + "'; expected one of " +
+                    joined_names(kCovarianceNames));
+}
+
+}  // namespace kingman

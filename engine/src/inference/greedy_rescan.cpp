@@ -1,0 +1,115 @@
+// Greedy-MinDuration, Greedy-MaxProb and MGreedy (MODEL.md section 4). The rate lambda_m and
+// the current time change every step, so every live pair is rescored every step: O(n^3) time.
+// Squared distances are cached per pair (scalar messages) and refreshed only for the new
+// cluster.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "condensed_index.hpp"
+#include "kingman/error.hpp"
+#include "kingman/inference/greedy.hpp"
+#include "kingman/inference/merge_duration.hpp"
+#include "kingman/model/brownian_messages.hpp"
+#include "kingman/model/coalescent_prior.hpp"
+
+namespace kingman {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct PairChoice {
+  std::size_t a = 0, b = 0;
+  double duration = 0.0;  // clamped duration of the chosen merge
+};
+
+}  // namespace
+
+MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm) {
+  if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob &&
+      algorithm != Algorithm::mgreedy) {
+    throw OptionError("greedy_rescan: " + to_string(algorithm) + " is not a rescanning greedy");
+  }
+  const std::size_t n = data.n;
+  const double dims = static_cast<double>(data.d);
+  MergeTree tree;
+  tree.leaf_count = n;
+  if (n < 2) return tree;
+  tree.merges.reserve(n - 1);
+
+  BrownianMessages messages(data, leaf_variance);
+  const bool per_dimension = messages.per_dimension();
+  std::vector<double> eps;  // cached squared distances (scalar messages only)
+  if (!per_dimension) {
+    eps.resize(n * (n - 1) / 2);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j)
+        eps[detail::condensed_index(n, i, j)] = messages.squared_distance(i, j);
+  }
+  std::vector<std::size_t> live(n), node_id(n);
+  for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
+
+  double current_time = 0.0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    const double lambda = coalescent_rate(live.size());
+    PairChoice choice;
+    double best_score = kInf;  // minimized: duration, or minus the MaxProb objective
+    for (std::size_t x = 0; x < live.size(); ++x) {
+      const std::size_t i = live[x];
+      for (std::size_t y = x + 1; y < live.size(); ++y) {
+        const std::size_t j = live[y];
+        double duration, score;
+        if (!per_dimension) {
+          const double e = eps[detail::condensed_index(n, i, j)];
+          const double offset = messages.offset(i) + messages.offset(j) - 2.0 * current_time;
+          duration = algorithm == Algorithm::mgreedy
+                         ? log_mode_duration(lambda, dims, e, offset)
+                         : linear_mode_duration(lambda, dims, e, offset);
+          if (algorithm == Algorithm::greedy_maxprob) {
+            duration = std::max(duration, 0.0);
+            score = lambda * duration - log_local_likelihood(dims, e, offset + 2.0 * duration);
+          } else {
+            score = duration;
+          }
+        } else {
+          const SharedDimensions shared = shared_dimensions(messages, i, j, current_time, data);
+          duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
+                                                     : linear_mode_duration(lambda, shared);
+          if (algorithm == Algorithm::greedy_maxprob) {
+            duration = std::max(duration, 0.0);
+            score = lambda * duration - log_local_likelihood(shared, duration);
+          } else {
+            score = duration;
+          }
+        }
+        if (score < best_score || (x == 0 && y == 1)) {
+          best_score = score;
+          choice = {i, j, std::max(duration, 0.0)};
+        }
+      }
+    }
+    const double t = current_time - choice.duration;
+    messages.merge(choice.a, choice.b, t, choice.b);
+    tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
+                           std::max(node_id[choice.a], node_id[choice.b]), -t});
+    node_id[choice.b] = n + step;
+    current_time = t;
+    std::erase(live, choice.a);
+    if (!per_dimension) {
+      for (std::size_t j : live) {
+        if (j == choice.b) continue;
+        const std::size_t lo = std::min(j, choice.b), hi = std::max(j, choice.b);
+        eps[detail::condensed_index(n, lo, hi)] = messages.squared_distance(lo, hi);
+      }
+    }
+  }
+  return tree;
+}
+
+MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm) {
+  if (algorithm == Algorithm::greedy_rate1) return greedy_rate1(data, leaf_variance);
+  return greedy_rescan(data, leaf_variance, algorithm);
+}
+
+}  // namespace kingman
