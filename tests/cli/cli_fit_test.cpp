@@ -1,0 +1,246 @@
+// The kingman program end to end: exact greedy results through the CLI contract, bad input
+// handling (exit status, message, no output file), usage errors and repeatability.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "brute_force_greedy.hpp"
+#include "kingman/tree/linkage.hpp"
+#include "kingman/tree/newick.hpp"
+#include "run_process.hpp"
+
+namespace kingman {
+namespace {
+
+using testing::ProcessResult;
+using testing::read_text;
+using testing::run_process;
+using testing::TempDir;
+
+ProcessResult kingman_cli(const std::vector<std::string>& args) {
+  return run_process(KINGMAN_CLI_PATH, args);
+}
+
+std::string csv_of(const std::vector<double>& x, std::size_t n, std::size_t d) {
+  std::ostringstream out;
+  out.precision(17);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < d; ++j) out << (j ? "," : "") << x[i * d + j];
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::vector<double> random_points(std::size_t n, std::size_t d, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> x(n * d);
+  for (double& v : x) v = normal(engine);
+  return x;
+}
+
+TEST(CliFit, ExactGreedyResultsForAllFourVariants) {
+  const std::pair<const char*, oracle::Variant> variants[] = {
+      {"greedy-rate1", oracle::Variant::rate1},
+      {"greedy-minduration", oracle::Variant::minduration},
+      {"greedy-maxprob", oracle::Variant::maxprob},
+      {"mgreedy", oracle::Variant::mgreedy},
+  };
+  TempDir dir;
+  const std::size_t n = 30, d = 3;
+  const std::vector<double> x = random_points(n, d, 42);
+  const std::string input = dir.write("X.csv", csv_of(x, n, d));
+  for (const auto& [name, variant] : variants) {
+    const std::string json_path = dir.file(std::string(name) + ".json");
+    const ProcessResult run = kingman_cli({"fit", input, "-a", name, "--covariance", "identity",
+                                           "--leaf-variance", "0", "--json", json_path});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto report = nlohmann::json::parse(read_text(json_path));
+    const auto reference = oracle::brute_force_greedy(x, n, d, 0.0, variant);
+    EXPECT_EQ(report["algorithm"], name);
+    EXPECT_TRUE(report["log_evidence"].is_null());
+    const double log_joint = report["log_joint"];
+    EXPECT_NEAR(log_joint, reference.log_joint, 1e-6 * std::abs(reference.log_joint)) << name;
+    const auto& merges = report["particles"][0]["merges"];
+    ASSERT_EQ(merges.size(), n - 1);
+    for (std::size_t k = 0; k + 1 < n; ++k) {
+      EXPECT_EQ(merges[k][0].get<std::size_t>(), reference.tree.merges[k].left) << name << k;
+      EXPECT_EQ(merges[k][1].get<std::size_t>(), reference.tree.merges[k].right) << name << k;
+      EXPECT_NEAR(merges[k][2].get<double>(), reference.tree.merges[k].height,
+                  1e-6 * reference.tree.merges[k].height)
+          << name << k;
+    }
+    EXPECT_EQ(report["particles"][0]["weight"], 1.0);
+  }
+}
+
+TEST(CliFit, OutputsAgreeWithEachOther) {
+  TempDir dir;
+  const std::string input = dir.write("X.tsv",
+                                      "id\ta\tb\n"
+                                      "p\t0\t1\n"
+                                      "q\t0.1\t1.2\n"
+                                      "r\t3\t-1\n"
+                                      "s\t2.5\t-1.5\n"
+                                      "t\t9\t9\n");
+  const ProcessResult run = kingman_cli({"fit", input, "--newick", dir.file("t.nwk"), "--linkage",
+                                         dir.file("t.csv"), "--json", dir.file("t.json")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const MergeTree from_linkage = read_linkage_csv(dir.file("t.csv"));
+  const ParsedNewick parsed = parse_newick(read_text(dir.file("t.nwk")), {"p", "q", "r", "s", "t"});
+  ASSERT_EQ(from_linkage.merges.size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(parsed.tree.merges[k].left, from_linkage.merges[k].left);
+    EXPECT_EQ(parsed.tree.merges[k].right, from_linkage.merges[k].right);
+    EXPECT_NEAR(parsed.tree.merges[k].height, from_linkage.merges[k].height,
+                1e-12 * from_linkage.merges[k].height);
+  }
+  const auto report = nlohmann::json::parse(read_text(dir.file("t.json")));
+  EXPECT_EQ(report["n"], 5);
+  EXPECT_EQ(report["d"], 2);
+}
+
+TEST(CliFit, NewickOnStdoutByDefault) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");
+  const ProcessResult run = kingman_cli({"fit", input});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.back(), '\n');
+  EXPECT_NE(run.out.find(';'), std::string::npos);
+  EXPECT_TRUE(run.err.empty()) << run.err;
+}
+
+TEST(CliFit, LabelsAddScores) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "0,0\n0.1,0\n5,5\n5.1,5\n");
+  const std::string labels = dir.write("L.txt", "a\na\nb\nb\n");
+  const ProcessResult run =
+      kingman_cli({"fit", input, "--labels", labels, "--json", dir.file("r.json")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto report = nlohmann::json::parse(read_text(dir.file("r.json")));
+  EXPECT_DOUBLE_EQ(report["scores"]["dendrogram_purity"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(report["scores"]["subtree_score"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(report["scores"]["leave_one_out_accuracy"].get<double>(), 1.0);
+}
+
+struct BadInput {
+  const char* name;
+  const char* content;
+  const char* message;  // a fragment the one-line error must contain
+};
+
+TEST(CliFit, BadInputExitsThreeWithAClearMessageAndNoOutput) {
+  const BadInput cases[] = {
+      {"ragged", "1,2,3\n4,5\n6,7,8\n", "row 2"},
+      {"empty", "", "no data rows"},
+      {"text", "1,2\n3,abc\n5,6\n", "'abc' is not a number"},
+      {"infinite", "1,2\n3,inf\n5,6\n", "infinite"},
+      {"one_row", "1,2\n", "at least two rows"},
+      {"blank", "\n\n", "no data rows"},
+  };
+  for (const BadInput& c : cases) {
+    TempDir dir;
+    const std::string input = dir.write(std::string(c.name) + ".csv", c.content);
+    const std::string json_path = dir.file("out.json");
+    const std::string newick_path = dir.file("out.nwk");
+    const ProcessResult run =
+        kingman_cli({"fit", input, "--json", json_path, "--newick", newick_path});
+    EXPECT_EQ(run.exit_code, 3) << c.name << ": " << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.name << ": " << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_TRUE(run.out.empty());
+    EXPECT_FALSE(std::filesystem::exists(json_path)) << c.name;
+    EXPECT_FALSE(std::filesystem::exists(newick_path)) << c.name;
+    // Nothing else (no temporary files) is left in the folder either.
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path()))
+      ++files;
+    EXPECT_EQ(files, 1u) << c.name;
+  }
+}
+
+TEST(CliFit, MissingFileAndBadLabelsAreInputErrors) {
+  TempDir dir;
+  ProcessResult run = kingman_cli({"fit", dir.file("nope.csv")});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("nope.csv"), std::string::npos) << run.err;
+  const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");
+  const std::string labels = dir.write("L.txt", "a\nb\n");
+  run = kingman_cli({"fit", input, "--labels", labels, "--json", dir.file("r.json")});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("2 labels but the data has 3 rows"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+}
+
+TEST(CliFit, DuplicateRowsWithZeroLeafVarianceAreRefused) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1,2\n3,4\n1,2\n");
+  ProcessResult run = kingman_cli({"fit", input, "--leaf-variance", "0"});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("rows 1 and 3"), std::string::npos) << run.err;
+  run = kingman_cli({"fit", input});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+TEST(CliFit, UsageErrorsExitTwo) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fit", input, "-a", "nonsense"},
+        std::vector<std::string>{"fit", input, "--covariance", "bogus"},
+        std::vector<std::string>{"fit", input, "--no-such-flag"}, std::vector<std::string>{"fit"},
+        std::vector<std::string>{"fit", input, "--leaf-variance", "-1"},
+        std::vector<std::string>{"fit", input, "--header", "maybe"}, std::vector<std::string>{}}) {
+    const ProcessResult run = kingman_cli(args);
+    EXPECT_EQ(run.exit_code, 2) << (args.empty() ? "" : args.back()) << ": " << run.err;
+    EXPECT_FALSE(run.err.empty());
+  }
+}
+
+TEST(CliFit, SameInputGivesIdenticalOutput) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", csv_of(random_points(50, 4, 3), 50, 4));
+  const ProcessResult a = kingman_cli({"fit", input, "--linkage", "-"});
+  const ProcessResult b = kingman_cli({"fit", input, "--linkage", "-"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(std::count(a.out.begin(), a.out.end(), '\n'), 49);
+}
+
+TEST(CliGenerate, WritesDataTreeAndLabelsThatFitReads) {
+  TempDir dir;
+  const ProcessResult gen =
+      kingman_cli({"generate", "-n", "40", "-d", "3", "--seed", "5", "--clusters", "4", "--data",
+                   dir.file("g.csv"), "--newick", dir.file("g.nwk"), "--linkage",
+                   dir.file("g_link.csv"), "--labels", dir.file("g.lab")});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const MergeTree truth = read_linkage_csv(dir.file("g_link.csv"));
+  EXPECT_EQ(truth.leaf_count, 40u);
+  const ProcessResult fit = kingman_cli(
+      {"fit", dir.file("g.csv"), "--labels", dir.file("g.lab"), "--json", dir.file("r.json")});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const auto report = nlohmann::json::parse(read_text(dir.file("r.json")));
+  // Data drawn from the model with well-separated clusters: the fit should find them mostly.
+  EXPECT_GT(report["scores"]["dendrogram_purity"].get<double>(), 0.5);
+  // Same seed, same data.
+  const ProcessResult again = kingman_cli({"generate", "-n", "40", "-d", "3", "--seed", "5"});
+  EXPECT_EQ(again.out, read_text(dir.file("g.csv")));
+}
+
+TEST(CliScore, ScoresALinkageFile) {
+  TempDir dir;
+  const std::string linkage = dir.write("z.csv", "0,1,0.1,2\n2,3,0.2,2\n4,5,1,4\n");
+  const std::string labels = dir.write("l.txt", "a\nb\na\nb\n");
+  const ProcessResult run = kingman_cli({"score", "--linkage", linkage, "--labels", labels});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto scores = nlohmann::json::parse(run.out);
+  EXPECT_DOUBLE_EQ(scores["dendrogram_purity"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(scores["subtree_score"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace kingman
