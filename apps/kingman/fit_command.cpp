@@ -61,6 +61,12 @@ Action add_fit_command(CLI::App& app) {
                    "tree / covariance alternations when the covariance is learned")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command
+      ->add_option("--shrinkage", args->options.brownian.shrinkage,
+                   "learned covariance: weight of the shared scale, in units of (n-1)/2 "
+                   "observations per column")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");
   command->add_option("--json", args->json, "write the JSON report ('-' = stdout)");

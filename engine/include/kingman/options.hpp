@@ -40,7 +40,7 @@ struct BrownianOptions {
   CovarianceKind covariance = CovarianceKind::learned;  // how Lambda is chosen
   std::optional<double> leaf_variance;  // v0; unset: 0, or a small documented value if rows repeat
   int learning_rounds = 3;              // tree/Lambda alternations when Lambda is learned
-  double shrinkage = 1.0;  // learned: prior weight of the shared scale, in units of the data's n-1
+  double shrinkage = 2.0;  // learned: prior weight of the shared scale, in (n-1)/2 observations
 };
 
 struct FitOptions {

@@ -1,8 +1,10 @@
 #include "kingman/model/covariance.hpp"
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kingman/error.hpp"
 #include "kingman/model/brownian_messages.hpp"
@@ -36,6 +38,49 @@ ColumnMoments column_moments(const Table& data) {
   for (Eigen::Index j = 0; j < d; ++j)
     m.variance[j] = m.observed[j] > 1 ? m.variance[j] / (m.observed[j] - 1) : 0.0;
   return m;
+}
+
+double inverse_gamma_map(double alpha, double beta, double sum_squares, double count);
+
+// Squared unit of each column for the learned kind: the mean square deviation from the column
+// median over the entries that deviate from it. Unlike the variance it is not made tiny by a
+// column that is mostly constant (a border pixel), yet it follows a change of units exactly,
+// so the learned covariance is invariant to rescaling any column.
+Eigen::VectorXd squared_units(const Table& data) {
+  Eigen::VectorXd units = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(data.cols));
+  std::vector<double> column;
+  for (std::size_t j = 0; j < data.cols; ++j) {
+    column.clear();
+    for (std::size_t i = 0; i < data.rows; ++i)
+      if (!data.missing(i, j)) column.push_back(data.at(i, j));
+    if (column.empty()) continue;
+    const auto middle = column.begin() + static_cast<std::ptrdiff_t>(column.size() / 2);
+    std::nth_element(column.begin(), middle, column.end());
+    const double median = *middle;
+    double sum_squares = 0.0;
+    std::size_t deviating = 0;
+    for (double v : column)
+      if (v != median) {
+        sum_squares += (v - median) * (v - median);
+        ++deviating;
+      }
+    if (deviating > 0) units[static_cast<Eigen::Index>(j)] = sum_squares / deviating;
+  }
+  return units;
+}
+
+// Learned kind: per-column scales in units of squared_units, each an inverse-gamma MAP shrunk
+// toward the pooled (shared) scale with a prior worth shrinkage * (n-1)/2 observations.
+Eigen::VectorXd shrunk_scales(const Eigen::VectorXd& units, const Eigen::VectorXd& sum_squares,
+                              const Eigen::VectorXd& count, double shrinkage, std::size_t rows) {
+  const Eigen::VectorXd unit_free = sum_squares.cwiseQuotient(units);
+  const double total = count.sum();
+  const double pooled = total > 0 && unit_free.sum() > 0 ? unit_free.sum() / total : 1.0;
+  const double alpha = shrinkage * 0.5 * static_cast<double>(rows - 1);
+  Eigen::VectorXd scales(units.size());
+  for (Eigen::Index j = 0; j < units.size(); ++j)
+    scales[j] = units[j] * inverse_gamma_map(alpha, alpha * pooled, unit_free[j], count[j]);
+  return scales;
 }
 
 // Mean of the positive entries (1 if there are none): the shared scale that degenerate
@@ -139,13 +184,13 @@ Covariance initial_covariance(const Table& data, CovarianceKind kind, double shr
       return diagonal_covariance(kind, diag);
     }
     case CovarianceKind::learned: {
-      const double alpha = shrinkage * 0.5 * static_cast<double>(data.rows - 1);
-      Eigen::VectorXd diag(dims);
+      Eigen::VectorXd count(dims), sum_squares(dims);
       for (Eigen::Index j = 0; j < dims; ++j) {
-        const double n_j = std::max(moments.observed[j] - 1.0, 0.0);
-        diag[j] = inverse_gamma_map(alpha, alpha * pooled, moments.variance[j] * n_j, n_j);
+        count[j] = std::max(moments.observed[j] - 1.0, 0.0);
+        sum_squares[j] = moments.variance[j] * count[j];
       }
-      return diagonal_covariance(kind, diag);
+      return diagonal_covariance(
+          kind, shrunk_scales(squared_units(data), sum_squares, count, shrinkage, data.rows));
     }
     case CovarianceKind::full: {
       Eigen::MatrixXd sample = Eigen::MatrixXd::Zero(dims, dims);
@@ -190,13 +235,9 @@ Covariance map_covariance(const Table& data, const MergeTree& tree, double leaf_
         diag[j] = inverse_gamma_map(weak_alpha, weak_beta, sums.sum_squares[j], sums.count[j]);
       return diagonal_covariance(kind, diag);
     }
-    case CovarianceKind::learned: {
-      const double alpha = shrinkage * 0.5 * static_cast<double>(data.rows - 1);
-      Eigen::VectorXd diag(dims);
-      for (Eigen::Index j = 0; j < dims; ++j)
-        diag[j] = inverse_gamma_map(alpha, alpha * pooled, sums.sum_squares[j], sums.count[j]);
-      return diagonal_covariance(kind, diag);
-    }
+    case CovarianceKind::learned:
+      return diagonal_covariance(kind, shrunk_scales(squared_units(data), sums.sum_squares,
+                                                     sums.count, shrinkage, data.rows));
     case CovarianceKind::full: {
       const double nu0 = static_cast<double>(d) + 2.0;
       Eigen::MatrixXd psi = sums.outer;

@@ -26,9 +26,12 @@ Covariance initial_covariance(const Table& data, CovarianceKind kind, double shr
 
 // The MAP of Lambda given a tree, from the independent contrasts c_i ~ N(0, s_i Lambda)
 // (MODEL.md section 8). Priors (documented in README): isotropic and diagonal use a weak
-// inverse-gamma(1, 1e-6 * pooled variance); learned uses, per column, an inverse-gamma whose
-// scale is the pooled (isotropic) estimate and whose weight is shrinkage * (n-1)/2 pseudo
-// contrasts; full uses an inverse-Wishart(d + 2, 1e-6 * diag(pooled)).
+// inverse-gamma(1, 1e-6 * pooled variance); full uses an inverse-Wishart(d + 2, 1e-6 * pooled I).
+// learned first divides each column by its unit u_j^2 (mean square deviation from the median
+// over the entries that deviate: robust to mostly-constant columns, exact under a change of
+// units), then gives each column an inverse-gamma MAP whose prior mean is the pooled unit-free
+// scale and whose weight is shrinkage * (n-1)/2 pseudo contrasts: columns in different units
+// are equalized, and a nearly constant column cannot get a tiny variance and dominate.
 Covariance map_covariance(const Table& data, const MergeTree& tree, double leaf_variance,
                           CovarianceKind kind, double shrinkage);
 

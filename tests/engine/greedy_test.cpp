@@ -1,0 +1,226 @@
+// The greedy family against the brute-force oracle written separately in tests/support, and
+// properties of the trees it returns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "brute_force_greedy.hpp"
+#include "kingman/api.hpp"
+#include "kingman/error.hpp"
+#include "kingman/inference/greedy.hpp"
+#include "kingman/model/tree_likelihood.hpp"
+
+namespace kingman {
+namespace {
+
+struct Case {
+  Algorithm algorithm;
+  oracle::Variant variant;
+};
+
+const Case kCases[] = {
+    {Algorithm::greedy_rate1, oracle::Variant::rate1},
+    {Algorithm::greedy_minduration, oracle::Variant::minduration},
+    {Algorithm::greedy_maxprob, oracle::Variant::maxprob},
+    {Algorithm::mgreedy, oracle::Variant::mgreedy},
+};
+
+Table random_table(std::size_t n, std::size_t d, unsigned seed, double spread = 1.0) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0.0, spread);
+  Table t;
+  t.rows = n;
+  t.cols = d;
+  t.source = "random";
+  t.values.resize(n * d);
+  for (double& v : t.values) v = normal(engine);
+  return t;
+}
+
+WhitenedData as_whitened(const Table& t) {
+  WhitenedData w;
+  w.n = t.rows;
+  w.d = t.cols;
+  w.x = t.values;
+  w.log_lambda_diagonal.assign(t.cols, 0.0);
+  return w;
+}
+
+void expect_relative_near(double expected, double actual, double tolerance, const char* what) {
+  EXPECT_LE(std::abs(expected - actual), tolerance * std::max(1.0, std::abs(expected)))
+      << what << ": expected " << expected << " got " << actual;
+}
+
+TEST(Greedy, EveryVariantMatchesBruteForce) {
+  for (const Case& c : kCases) {
+    for (std::size_t d : {1u, 2u, 5u, 20u}) {
+      for (double v0 : {0.0, 0.25}) {
+        for (unsigned seed = 1; seed <= 3; ++seed) {
+          const std::size_t n = 3 + 11 * seed;
+          const Table table = random_table(n, d, seed * 100 + static_cast<unsigned>(d));
+          FitOptions options;
+          options.algorithm = c.algorithm;
+          options.brownian.covariance = CovarianceKind::identity;
+          options.brownian.leaf_variance = v0;
+          const FitResult result = fit(table, options);
+          const oracle::GreedyReference reference =
+              oracle::brute_force_greedy(table.values, n, d, v0, c.variant);
+          SCOPED_TRACE(to_string(c.algorithm) + " d=" + std::to_string(d) +
+                       " v0=" + std::to_string(v0) + " seed=" + std::to_string(seed));
+          const MergeTree& tree = result.best_tree();
+          ASSERT_EQ(tree.merges.size(), reference.tree.merges.size());
+          for (std::size_t k = 0; k < tree.merges.size(); ++k) {
+            ASSERT_EQ(tree.merges[k].left, reference.tree.merges[k].left) << "merge " << k;
+            ASSERT_EQ(tree.merges[k].right, reference.tree.merges[k].right) << "merge " << k;
+            expect_relative_near(reference.tree.merges[k].height, tree.merges[k].height, 1e-9,
+                                 "height");
+          }
+          expect_relative_near(reference.log_joint, result.log_joint, 1e-9, "log joint");
+        }
+      }
+    }
+  }
+}
+
+TEST(Greedy, HeightsNondecreasingAndTreeValid) {
+  const Table table = random_table(60, 3, 7);
+  for (const Case& c : kCases) {
+    const MergeTree tree = run_greedy(as_whitened(table), 0.0, c.algorithm);
+    ASSERT_TRUE(tree.complete());
+    EXPECT_NO_THROW(validate(tree));
+    for (std::size_t k = 1; k < tree.merges.size(); ++k)
+      EXPECT_GE(tree.merges[k].height, tree.merges[k - 1].height);
+  }
+}
+
+// With no missing entries, the per-dimension message path (used for missing data) must
+// reproduce the scalar closed forms: same tree, same heights.
+TEST(Greedy, PerDimensionPathAgreesWithScalarPath) {
+  const Table table = random_table(30, 4, 11);
+  WhitenedData scalar = as_whitened(table);
+  WhitenedData per_dimension = scalar;
+  per_dimension.has_missing = true;
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(to_string(c.algorithm));
+    const MergeTree a = run_greedy(scalar, 0.1, c.algorithm);
+    const MergeTree b = run_greedy(per_dimension, 0.1, c.algorithm);
+    ASSERT_EQ(a.merges.size(), b.merges.size());
+    for (std::size_t k = 0; k < a.merges.size(); ++k) {
+      EXPECT_EQ(a.merges[k].left, b.merges[k].left);
+      EXPECT_EQ(a.merges[k].right, b.merges[k].right);
+      expect_relative_near(a.merges[k].height, b.merges[k].height, 1e-9, "height");
+    }
+    expect_relative_near(tree_density(scalar, 0.1, a).log_joint(),
+                         tree_density(per_dimension, 0.1, b).log_joint(), 1e-9, "log joint");
+  }
+}
+
+// A dimension that nobody observes carries no information (MODEL.md section 3.4): adding it
+// leaves the tree and its density unchanged.
+TEST(Greedy, UnobservedDimensionChangesNothing) {
+  const Table table = random_table(25, 3, 5);
+  WhitenedData base = as_whitened(table);
+  WhitenedData padded;
+  padded.n = base.n;
+  padded.d = base.d + 1;
+  padded.has_missing = true;
+  padded.log_lambda_diagonal.assign(padded.d, 0.0);
+  for (std::size_t i = 0; i < base.n; ++i) {
+    for (std::size_t j = 0; j < base.d; ++j) padded.x.push_back(base.x[i * base.d + j]);
+    padded.x.push_back(std::numeric_limits<double>::quiet_NaN());
+  }
+  for (const Case& c : kCases) {
+    const MergeTree a = run_greedy(base, 0.0, c.algorithm);
+    const MergeTree b = run_greedy(padded, 0.0, c.algorithm);
+    ASSERT_EQ(a.merges.size(), b.merges.size());
+    for (std::size_t k = 0; k < a.merges.size(); ++k) {
+      EXPECT_EQ(a.merges[k].left, b.merges[k].left);
+      expect_relative_near(a.merges[k].height, b.merges[k].height, 1e-9, "height");
+    }
+  }
+}
+
+TEST(Greedy, MissingEntriesGiveAFiniteValidTree) {
+  Table table = random_table(40, 6, 21);
+  std::mt19937_64 engine(3);
+  for (std::size_t k = 0; k < table.values.size(); ++k)
+    if (engine() % 4 == 0 && k % table.cols != 0) table.values[k] = std::nan("");
+  for (const Case& c : kCases) {
+    FitOptions options;
+    options.algorithm = c.algorithm;
+    const FitResult result = fit(table, options);
+    EXPECT_TRUE(std::isfinite(result.log_joint)) << to_string(c.algorithm);
+    EXPECT_NO_THROW(validate(result.best_tree()));
+  }
+}
+
+TEST(Greedy, DuplicateRowsRejectedWithZeroLeafVarianceAndHandledByDefault) {
+  Table table = random_table(10, 3, 2);
+  for (std::size_t j = 0; j < 3; ++j) table.values[7 * 3 + j] = table.values[2 * 3 + j];
+  FitOptions options;
+  options.brownian.leaf_variance = 0.0;
+  try {
+    fit(table, options);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rows 3 and 8"), std::string::npos) << e.what();
+  }
+  options.brownian.leaf_variance.reset();
+  const FitResult result = fit(table, options);
+  EXPECT_GT(result.leaf_variance, 0.0);
+  EXPECT_TRUE(std::isfinite(result.log_joint));
+}
+
+// Rescaling every column by the same factor rescales the learned covariance: the tree and
+// its heights stay the same.
+TEST(Greedy, LearnedCovarianceIsScaleInvariant) {
+  const Table table = random_table(50, 4, 9);
+  Table scaled = table;
+  for (double& v : scaled.values) v *= 1000.0;
+  for (CovarianceKind kind : {CovarianceKind::learned, CovarianceKind::isotropic,
+                              CovarianceKind::diagonal, CovarianceKind::full}) {
+    FitOptions options;
+    options.brownian.covariance = kind;
+    const FitResult a = fit(table, options);
+    const FitResult b = fit(scaled, options);
+    SCOPED_TRACE(to_string(kind));
+    for (std::size_t k = 0; k < a.best_tree().merges.size(); ++k) {
+      EXPECT_EQ(a.best_tree().merges[k].left, b.best_tree().merges[k].left);
+      expect_relative_near(a.best_tree().merges[k].height, b.best_tree().merges[k].height, 1e-6,
+                           "height");
+    }
+    // log p(x) changes by -d (n-1) log 1000 exactly: the Jacobian of the rescaling.
+    expect_relative_near(a.log_joint - 4.0 * 49.0 * std::log(1000.0), b.log_joint, 1e-6,
+                         "log joint");
+  }
+}
+
+TEST(Greedy, SameInputSameOutput) {
+  const Table table = random_table(80, 5, 4);
+  FitOptions options;
+  const FitResult a = fit(table, options);
+  const FitResult b = fit(table, options);
+  ASSERT_EQ(a.best_tree().merges.size(), b.best_tree().merges.size());
+  for (std::size_t k = 0; k < a.best_tree().merges.size(); ++k) {
+    EXPECT_EQ(a.best_tree().merges[k].left, b.best_tree().merges[k].left);
+    EXPECT_EQ(a.best_tree().merges[k].height, b.best_tree().merges[k].height);
+  }
+  EXPECT_EQ(a.log_joint, b.log_joint);
+}
+
+TEST(Greedy, RejectsBadOptions) {
+  const Table table = random_table(5, 2, 1);
+  FitOptions options;
+  options.brownian.leaf_variance = -1.0;
+  EXPECT_THROW(fit(table, options), OptionError);
+  options.brownian.leaf_variance = std::nan("");
+  EXPECT_THROW(fit(table, options), OptionError);
+  Table one_row = random_table(1, 2, 1);
+  EXPECT_THROW(fit(one_row, FitOptions{}), InputError);
+}
+
+}  // namespace
+}  // namespace kingman
