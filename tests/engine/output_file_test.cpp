@@ -1,7 +1,9 @@
 #include "kingman/io/output_file.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -133,6 +135,24 @@ TEST(OutputFile, FailedRenameRemovesTheTemporaryFile) {
   EXPECT_EQ(dir.entries(), (Strings{"occupied"}));
   EXPECT_TRUE(fs::is_directory(target));
   EXPECT_EQ(read_file(target / "keep"), "kept");
+}
+
+// A pipe or device (e.g. --linkage /dev/null) must be written in place, never replaced by a
+// regular file through the temporary-file rename.
+TEST(OutputFile, WritesIntoAFifoWithoutReplacingIt) {
+  TempDir dir;
+  const fs::path fifo = dir.path() / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A non-blocking reader lets the writer's open succeed at once.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  write_output_file(fifo.string(), "through the pipe");
+  char buffer[64] = {};
+  const ssize_t got = ::read(reader, buffer, sizeof buffer - 1);
+  ::close(reader);
+  EXPECT_EQ(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0), "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(dir.entries(), (Strings{"pipe"}));
 }
 
 TEST(OutputFile, DashWritesToStandardOutput) {

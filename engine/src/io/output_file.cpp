@@ -69,6 +69,23 @@ void write_output_file(const std::string& path, const std::string& content) {
     return;
   }
 
+  // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming a
+  // temporary file over it would replace the device with a regular file.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) fail(path, "is a directory", EISDIR);
+    const int device = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (device < 0) fail(path, "cannot open for writing", errno);
+    try {
+      write_all(device, content, path);
+    } catch (...) {
+      ::close(device);
+      throw;
+    }
+    ::close(device);
+    return;
+  }
+
   std::string temporary = path + ".tmp-XXXXXX";
   std::vector<char> name(temporary.begin(), temporary.end());
   name.push_back('\0');
