@@ -1,0 +1,35 @@
+#pragma once
+// log K_nu(z) for one fixed order, fast: MPost2 evaluates the same order p = 1 - d/2 for every
+// pair a run creates (O(N n^2) calls), so it pays to fit the function once per run. The fit is
+// piecewise Chebyshev in u = log(z^2) (K is analytic and smooth in log z), each piece accepted
+// only when it matches log_bessel_k to 1e-13 relative at test points between its nodes;
+// arguments outside the fitted range fall back to log_bessel_k.
+#include <cmath>
+#include <vector>
+
+namespace kingman::kernels {
+
+class LogBesselKFixedOrder {
+ public:
+  // Fits log K_nu(sqrt(x)) for x = z^2 in [x_min, x_max] (0 < x_min < x_max).
+  LogBesselKFixedOrder(double nu, double x_min, double x_max);
+
+  // log K_nu(sqrt(x)) for x > 0: the fit inside [x_min, x_max], log_bessel_k outside.
+  double of_square(double x) const { return of_square(x, std::log(x)); }
+  // The same with log x supplied by a caller that needs it too.
+  double of_square(double x, double log_x) const;
+
+  double order() const { return nu_; }
+  std::size_t pieces() const { return pieces_; }
+
+ private:
+  static constexpr int kDegree = 16;  // Chebyshev degree per piece
+
+  double nu_;
+  double u_min_, u_max_;  // log x_min, log x_max
+  double inverse_width_;  // pieces per unit of u
+  std::size_t pieces_;
+  std::vector<double> coefficients_;  // pieces x (kDegree + 1)
+};
+
+}  // namespace kingman::kernels

@@ -1,0 +1,388 @@
+#include "kingman/kernels/gig.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "kingman/kernels/log_bessel_k.hpp"
+
+namespace kingman::kernels {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Integration windows end where phi is this far below its maximum: the mass beyond is below
+// e^-50 * (window width / 50) relative, far under the 1e-13 the quadrature delivers.
+constexpr double kWindowDrop = 50.0;
+// Root tolerance (in units of phi) for the window ends: where exactly they fall hardly matters.
+constexpr double kWindowDropTolerance = 0.5;
+// The sampler's envelope switches from flat to exponential where phi is 1 below its maximum.
+constexpr double kEnvelopeDrop = 1.0;
+constexpr double kEnvelopeDropTolerance = 0.02;
+// Gauss-Kronrod: the error estimate |K31 - G15| bounds the Gauss rule's error, so the Kronrod
+// result it accepts is far more accurate than this tolerance.
+constexpr double kQuadratureTolerance = 1e-11;
+constexpr std::size_t kQuadratureMaxPanels = 200;
+
+void check_parameters(double p, double chi, double psi, const char* caller) {
+  if (!std::isfinite(p) || !(chi >= 0.0) || !std::isfinite(chi) || !(psi > 0.0) ||
+      !std::isfinite(psi)) {
+    throw std::domain_error(std::string(caller) +
+                            ": need finite p, chi >= 0 and psi > 0 (got p = " + std::to_string(p) +
+                            ", chi = " + std::to_string(chi) + ", psi = " + std::to_string(psi) +
+                            ")");
+  }
+}
+
+// A point in both scales: u = log s and s itself. s is kept (not recomputed as exp(u)) so that
+// chi / s and psi s are accurate to an ulp: through exp(log chi - u) they would carry an error
+// of |u| ulps, ~1e-12 of a term of size 1e3 at u = -25. s = 0 marks "not representable as a
+// normal double" (then only u is used).
+struct Point {
+  double log_s;
+  double s;
+};
+
+Point point_from_s(double s) {
+  return {std::log(s), std::isnormal(s) ? s : 0.0};
+}
+
+Point point_from_log(double log_s) {
+  const double s = std::exp(log_s);
+  return {log_s, std::isnormal(s) ? s : 0.0};
+}
+
+// The GIG mode, the maximum of phi(u) = p u - (chi e^-u + psi e^u)/2: the root of
+// psi s^2 - 2 p s - chi = 0, written without cancellation for either sign of p. u = -inf when
+// chi = 0 and p <= 0 (phi increases towards u = -inf).
+Point gig_mode(double p, double chi, double psi) {
+  if (chi == 0.0) {
+    if (p <= 0.0) return {-kInfinity, 0.0};
+    const double s = 2.0 * p / psi;
+    return std::isnormal(s) ? point_from_s(s) : point_from_log(std::log(2.0 * p) - std::log(psi));
+  }
+  const double root = std::hypot(p, std::sqrt(chi) * std::sqrt(psi));
+  const double s = p >= 0.0 ? (p + root) / psi : chi / (root - p);
+  if (std::isnormal(s) && std::isfinite(s)) return point_from_s(s);
+  return point_from_log(p >= 0.0 ? std::log(p + root) - std::log(psi)
+                                 : std::log(chi) - std::log(root - p));
+}
+
+// The mode clamped to [lower, upper] (given in both scales): phi's maximum there.
+Point clamped_mode(double p, double chi, double psi, Point lower, Point upper) {
+  const Point mode = gig_mode(p, chi, psi);
+  if (mode.log_s <= lower.log_s) return lower;
+  if (mode.log_s >= upper.log_s) return upper;
+  return mode;
+}
+
+// phi around a reference point c, in w = u - c:
+//   offset(w) = phi(c + w) - phi(c) = p w - (A expm1(-w) + B expm1(w)) / 2,
+// with A = chi e^-c and B = psi e^c. Through expm1 it keeps full relative precision near w = 0
+// even when A or B are huge, where phi itself would lose everything to cancellation.
+struct Shape {
+  double p;
+  double a;          // chi e^-c
+  double b;          // psi e^c
+  double log_value;  // phi(c)
+
+  Shape(double p_, double chi, double psi, Point c) : p(p_) {
+    if (c.s > 0.0) {
+      a = chi / c.s;
+      b = psi * c.s;
+    } else {
+      a = chi > 0.0 ? std::exp(std::log(chi) - c.log_s) : 0.0;
+      b = std::exp(std::log(psi) + c.log_s);
+    }
+    log_value = p * c.log_s - 0.5 * (a + b);
+  }
+  double offset(double w) const noexcept {
+    double value = p * w - 0.5 * b * std::expm1(w);
+    if (a > 0.0) value -= 0.5 * a * std::expm1(-w);
+    return value;
+  }
+  double slope(double w) const noexcept {
+    double value = p - 0.5 * b * std::exp(w);
+    if (a > 0.0) value += 0.5 * a * std::exp(-w);
+    return value;
+  }
+};
+
+struct Drop {
+  double distance;   // >= 0, from the reference
+  bool at_boundary;  // the interval ended before phi dropped by `level`
+};
+
+// The distance t >= 0 along `direction` (+1 or -1) from the reference, which must be the
+// maximum of phi on this side, at which offset first falls to -level; or `limit` (the distance
+// to the interval's end, possibly inf) if the offset is still above -level there.
+// Brackets the root with closed-form bounds, then Newton with bisection as a safeguard. On a
+// concave decreasing function Newton steps from the far end of the bracket never overshoot.
+Drop find_drop(const Shape& shape, int direction, double level, double limit, double tolerance) {
+  const double sign = direction;
+  auto value = [&](double t) { return shape.offset(sign * t) + level; };  // decreasing in t
+  // Bounds on the root from offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the
+  // descent rate at 0 and K = B (right) or A (left) bounds the curvature from below; and from
+  // offset <= -|p| t + K'/2 when p points away from this side.
+  const double descent = std::max(0.0, -sign * shape.slope(0.0));
+  const double curvature = direction > 0 ? shape.b : shape.a;
+  double bound = kInfinity;
+  if (descent > 0.0) bound = std::min(bound, level / descent);
+  if (curvature > 0.0) {
+    const double y = 2.0 * level / curvature;  // need e^t - 1 - t >= y
+    bound = std::min({bound, std::sqrt(2.0 * y), 2.0 + std::log1p(y)});
+  }
+  if (direction > 0 && shape.p < 0.0) bound = std::min(bound, (level + 0.5 * shape.a) / -shape.p);
+  if (direction < 0 && shape.p > 0.0) bound = std::min(bound, (level + 0.5 * shape.b) / shape.p);
+
+  double high = bound;
+  if (limit <= bound) {
+    if (limit == 0.0 || value(limit) >= 0.0) return {limit, true};
+    high = limit;
+  }
+  if (!std::isfinite(high)) {
+    // Unreachable for valid parameters (B > 0 always bounds the right side; the left side is
+    // bounded by A > 0, by p > 0, or by a finite interval end).
+    throw std::logic_error("find_drop: no bound on the integration window");
+  }
+  double low = 0.0;
+  double t = high;
+  double f = value(t);
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    if (std::fabs(f) <= tolerance || high - low <= 1e-12 * std::max(1.0, high)) break;
+    const double derivative = sign * shape.slope(sign * t);
+    double next = t - f / derivative;
+    // Bisect when Newton leaves the bracket, fails, or would shrink it too slowly (far out on
+    // a double-exponential flank Newton moves by ~1 per step).
+    if (!std::isfinite(next) || next <= low || next >= high ||
+        (f < 0.0 && next > 0.5 * (low + high) && high - low > 4.0)) {
+      next = 0.5 * (low + high);
+    }
+    t = next;
+    f = value(t);
+    if (f > 0.0) {
+      low = t;
+    } else {
+      high = t;
+    }
+  }
+  return {t, false};
+}
+
+// The part of [lower, upper] (in u = log s) that matters: the reference (phi's maximum there)
+// and the window around it. `covers_everything` when the interval contains the whole window.
+struct Window {
+  Shape shape;
+  double left;  // window is [reference - left, reference + right]
+  double right;
+  double reference;
+  bool covers_everything;
+};
+
+Window find_window(double p, double chi, double psi, Point lower, Point upper) {
+  const Point reference = clamped_mode(p, chi, psi, lower, upper);
+  Shape shape(p, chi, psi, reference);
+  const Drop left =
+      find_drop(shape, -1, kWindowDrop, reference.log_s - lower.log_s, kWindowDropTolerance);
+  const Drop right =
+      find_drop(shape, +1, kWindowDrop, upper.log_s - reference.log_s, kWindowDropTolerance);
+  return {shape, left.distance, right.distance, reference.log_s,
+          !left.at_boundary && !right.at_boundary};
+}
+
+// Globally adaptive Gauss-Kronrod (G15/K31, as QUADPACK's QAG): split the panel with the
+// largest error estimate until the estimates sum to below `relative_tolerance` times the
+// integral. |K31 - G15| bounds the Gauss rule's error, so it grossly overstates the Kronrod
+// rule's: the result is far more accurate than the tolerance. (Boost 1.74's own adaptive
+// driver compares errors measured on [-1, 1] with tolerances measured on [a, b], so on narrow
+// windows it always splits to its maximum depth; only its single-panel rule is used here.)
+struct Panel {
+  double a, b, integral, error;
+};
+
+template <typename Function>
+Panel gauss_kronrod_panel(const Function& f, double a, double b) {
+  const double middle = 0.5 * (a + b);
+  const double half_width = 0.5 * (b - a);
+  double unit_error = 0.0;
+  const double unit_integral = boost::math::quadrature::gauss_kronrod<double, 31>::integrate(
+      [&](double t) { return f(middle + half_width * t); }, -1.0, 1.0, 0, 0.0, &unit_error);
+  return {a, b, half_width * unit_integral, half_width * unit_error};
+}
+
+template <typename Function>
+double adaptive_integral(const Function& f, double a, double b, double relative_tolerance) {
+  std::array<Panel, kQuadratureMaxPanels> panels;
+  panels[0] = gauss_kronrod_panel(f, a, b);
+  std::size_t count = 1;
+  double integral = panels[0].integral;
+  double error = panels[0].error;
+  while (error > relative_tolerance * integral && count < panels.size()) {
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < count; ++i) {
+      if (panels[i].error > panels[worst].error) worst = i;
+    }
+    const Panel split = panels[worst];
+    const double middle = 0.5 * (split.a + split.b);
+    panels[worst] = gauss_kronrod_panel(f, split.a, middle);
+    panels[count++] = gauss_kronrod_panel(f, middle, split.b);
+    integral = 0.0;  // re-summed each time: no drift from adding and subtracting
+    error = 0.0;
+    for (std::size_t i = 0; i < count; ++i) {
+      integral += panels[i].integral;
+      error += panels[i].error;
+    }
+  }
+  return integral;
+}
+
+// log of the integral of exp(offset) over [-left, right] (the integrand is at most 1 = its
+// value at 0, and the window holds all but ~e^-50 of its mass).
+double log_window_integral(const Shape& shape, double left, double right) {
+  return std::log(adaptive_integral([&shape](double w) { return std::exp(shape.offset(w)); }, -left,
+                                    right, kQuadratureTolerance));
+}
+
+}  // namespace
+
+double log_gig_normalizer(double p, double chi, double psi) {
+  check_parameters(p, chi, psi, "log_gig_normalizer");
+  if (chi == 0.0) {
+    return p > 0.0 ? boost::math::lgamma(p) + p * (std::numbers::ln2 - std::log(psi)) : kInfinity;
+  }
+  const double z = std::sqrt(chi) * std::sqrt(psi);
+  return std::numbers::ln2 + 0.5 * p * (std::log(chi) - std::log(psi)) + log_bessel_k(p, z);
+}
+
+double log_gig_interval_integral(double p, double chi, double psi, double lower, double upper) {
+  check_parameters(p, chi, psi, "log_gig_interval_integral");
+  if (!(lower >= 0.0) || !(upper >= lower)) {
+    throw std::domain_error("log_gig_interval_integral: need 0 <= lower <= upper (got " +
+                            std::to_string(lower) + ", " + std::to_string(upper) + ")");
+  }
+  if (lower == upper) return -kInfinity;
+  if (lower == 0.0 && chi == 0.0 && p <= 0.0) return kInfinity;  // diverges at 0
+  const Window window = find_window(p, chi, psi, point_from_s(lower), point_from_s(upper));
+  if (window.covers_everything) return log_gig_normalizer(p, chi, psi);
+  return window.shape.log_value + log_window_integral(window.shape, window.left, window.right);
+}
+
+double log_gig_upper_integral(double p, double chi, double psi, double r) {
+  if (r == 0.0) return log_gig_normalizer(p, chi, psi);
+  return log_gig_interval_integral(p, chi, psi, r, kInfinity);
+}
+
+double log_gig_lower_integral(double p, double chi, double psi, double r) {
+  return log_gig_interval_integral(p, chi, psi, 0.0, r);
+}
+
+double log_gig_upper_integral_scaled(double p, double chi, double psi, double r) {
+  check_parameters(p, chi, psi, "log_gig_upper_integral_scaled");
+  if (!(r > 0.0) || !std::isfinite(r)) {
+    throw std::domain_error("log_gig_upper_integral_scaled: need finite r > 0 (got " +
+                            std::to_string(r) + ")");
+  }
+  const Point at = point_from_s(r);
+  const Window window = find_window(p, chi, psi, at, point_from_s(kInfinity));
+  const Shape at_r(p, chi, psi, at);
+  if (window.covers_everything) return log_gig_normalizer(p, chi, psi) - at_r.log_value;
+  // phi(reference) - phi(log r) through the expm1 form, then the window integral.
+  return at_r.offset(window.reference - at.log_s) +
+         log_window_integral(window.shape, window.left, window.right);
+}
+
+TruncatedGigSampler::TruncatedGigSampler(double p, double chi, double psi, double lower,
+                                         double upper)
+    : p_(p), lower_(lower), upper_(upper) {
+  check_parameters(p, chi, psi, "TruncatedGigSampler");
+  if (!(lower >= 0.0) || !(upper > lower)) {
+    throw std::domain_error("TruncatedGigSampler: need 0 <= lower < upper (got " +
+                            std::to_string(lower) + ", " + std::to_string(upper) + ")");
+  }
+  if (lower == 0.0 && chi == 0.0 && p <= 0.0) {
+    throw std::domain_error(
+        "TruncatedGigSampler: chi = 0 with p <= 0 is improper near s = 0 (p = " +
+        std::to_string(p) + ")");
+  }
+  const Point lower_point = point_from_s(lower);
+  const Point upper_point = point_from_s(upper);
+  const Point mode = clamped_mode(p, chi, psi, lower_point, upper_point);
+  mode_ = mode.log_s;
+  const Shape shape(p, chi, psi, mode);
+  chi_scaled_ = shape.a;
+  psi_scaled_ = shape.b;
+  const double left_limit = mode_ - lower_point.log_s;
+  const double right_limit = upper_point.log_s - mode_;
+  const Drop left = find_drop(shape, -1, kEnvelopeDrop, left_limit, kEnvelopeDropTolerance);
+  const Drop right = find_drop(shape, +1, kEnvelopeDrop, right_limit, kEnvelopeDropTolerance);
+  left_width_ = left.distance;
+  right_width_ = right.distance;
+  middle_mass_ = left_width_ + right_width_;
+
+  left_mass_ = right_mass_ = 0.0;
+  left_value_ = right_value_ = 0.0;
+  left_slope_ = right_slope_ = 0.0;
+  left_fraction_ = right_fraction_ = 0.0;
+  if (!left.at_boundary) {
+    left_value_ = shape.offset(-left_width_);
+    left_slope_ = shape.slope(-left_width_);  // > 0 by concavity
+    const double length = left_limit - left_width_;
+    left_fraction_ = std::isinf(length) ? 1.0 : -std::expm1(-left_slope_ * length);
+    left_mass_ = std::exp(left_value_) * left_fraction_ / left_slope_;
+  }
+  if (!right.at_boundary) {
+    right_value_ = shape.offset(right_width_);
+    right_slope_ = shape.slope(right_width_);  // < 0 by concavity
+    const double length = right_limit - right_width_;
+    right_fraction_ = std::isinf(length) ? 1.0 : -std::expm1(right_slope_ * length);
+    right_mass_ = std::exp(right_value_) * right_fraction_ / -right_slope_;
+  }
+}
+
+double TruncatedGigSampler::log_density_offset(double w) const noexcept {
+  double value = p_ * w - 0.5 * psi_scaled_ * std::expm1(w);
+  if (chi_scaled_ > 0.0) value -= 0.5 * chi_scaled_ * std::expm1(-w);
+  return value;
+}
+
+double TruncatedGigSampler::operator()(RandomStream& stream) const {
+  const double total = left_mass_ + middle_mass_ + right_mass_;
+  for (;;) {
+    const double piece = stream.uniform() * total;
+    const double position = stream.uniform();
+    double w;
+    double log_envelope;
+    if (piece < middle_mass_) {
+      w = -left_width_ + position * middle_mass_;
+      log_envelope = 0.0;
+    } else if (piece < middle_mass_ + right_mass_) {
+      // Exponential with rate -right_slope_, truncated to the tail's length.
+      const double excess = -std::log1p(-position * right_fraction_) / -right_slope_;
+      w = right_width_ + excess;
+      log_envelope = right_value_ + right_slope_ * excess;
+    } else {
+      const double excess = -std::log1p(-position * left_fraction_) / left_slope_;
+      w = -left_width_ - excess;
+      log_envelope = left_value_ - left_slope_ * excess;
+    }
+    if (std::log(stream.uniform()) <= log_density_offset(w) - log_envelope) {
+      return std::clamp(std::exp(mode_ + w), lower_, upper_);
+    }
+  }
+}
+
+double sample_truncated_gig(double p, double chi, double psi, double r, RandomStream& stream) {
+  return TruncatedGigSampler(p, chi, psi, r)(stream);
+}
+
+double sample_truncated_gig_below(double p, double chi, double psi, double r,
+                                  RandomStream& stream) {
+  return TruncatedGigSampler(p, chi, psi, 0.0, r)(stream);
+}
+
+}  // namespace kingman::kernels
