@@ -24,6 +24,7 @@ struct FitArguments {
   std::string input;
   std::string algorithm = "greedy-rate1";
   std::string covariance = "learned";
+  std::string resampling = "systematic";
   std::optional<double> leaf_variance;
   std::string newick, linkage, json, labels;
   TableArguments table;
@@ -78,6 +79,7 @@ Action add_fit_command(CLI::App& app) {
     FitOptions options = args->options;
     options.algorithm = parse_algorithm(args->algorithm);
     options.brownian.covariance = parse_covariance(args->covariance);
+    options.resampling = parse_resampling(args->resampling);
     options.brownian.leaf_variance = args->leaf_variance;
 
     const Table table = read_table(args->input, table_read_options(args->table));

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "kingman/kernels/resampling.hpp"
+
 namespace kingman {
 
 enum class Algorithm {
@@ -36,6 +38,9 @@ enum class CovarianceKind {
 std::string to_string(CovarianceKind kind);
 CovarianceKind parse_covariance(const std::string& name);
 
+std::string to_string(kernels::ResamplingScheme scheme);
+kernels::ResamplingScheme parse_resampling(const std::string& name);
+
 struct BrownianOptions {
   CovarianceKind covariance = CovarianceKind::learned;  // how Lambda is chosen
   std::optional<double> leaf_variance;  // v0; unset: 0, or a small documented value if rows repeat
@@ -49,6 +54,8 @@ struct FitOptions {
   std::uint64_t seed = 1;                         // seed of every random stream
   int threads = 0;                                // worker threads; 0 = all cores
   std::size_t particles = 100;                    // SMC particle count
+  kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;  // SMC scheme
+  double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
   bool verbose = false;                           // progress lines on stderr
 };
 

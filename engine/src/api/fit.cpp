@@ -7,6 +7,7 @@
 #include "kingman/data/duplicates.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
+#include "kingman/inference/smc.hpp"
 #include "kingman/model/covariance.hpp"
 #include "kingman/model/tree_likelihood.hpp"
 
@@ -80,10 +81,13 @@ double choose_leaf_variance(const Table& data, const FitOptions& options,
 FitResult fit(const Table& data, const FitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   check_options(data, options);
-  if (!is_greedy(options.algorithm)) {
-    throw OptionError("algorithm " + to_string(options.algorithm) +
-                      " is not available yet in this build; use greedy-rate1, "
-                      "greedy-minduration, greedy-maxprob or mgreedy");
+  if (options.algorithm == Algorithm::race) {
+    throw OptionError("algorithm race is not available yet in this build");
+  }
+  const bool smc = !is_greedy(options.algorithm);
+  if (smc && data.has_missing()) {
+    throw OptionError("SMC algorithms do not handle missing entries yet; use a greedy "
+                      "algorithm for " + data.source);
   }
   const BrownianOptions& brownian = options.brownian;
   Covariance covariance = initial_covariance(data, brownian.covariance, brownian.shrinkage);
@@ -91,11 +95,14 @@ FitResult fit(const Table& data, const FitOptions& options) {
   const double leaf_variance = choose_leaf_variance(data, options, whitened);
 
   const int rounds = brownian.covariance == CovarianceKind::identity ? 0 : brownian.learning_rounds;
-  MergeTree tree = run_greedy(whitened, leaf_variance, options.algorithm);
+  // Lambda is learned with the greedy tree (Greedy-Rate1 for SMC runs, which then use it fixed).
+  const Algorithm tree_algorithm = smc ? Algorithm::greedy_rate1 : options.algorithm;
+  MergeTree tree;
+  if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm);
   for (int round = 1; round <= rounds; ++round) {
     covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
     whitened = whiten(data, covariance);
-    tree = run_greedy(whitened, leaf_variance, options.algorithm);
+    tree = run_greedy(whitened, leaf_variance, tree_algorithm);
     if (options.verbose) {
       std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
                 << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
@@ -108,9 +115,32 @@ FitResult fit(const Table& data, const FitOptions& options) {
   result.d = data.cols;
   result.seed = options.seed;
   result.threads = 1;
-  result.log_joint = tree_density(whitened, leaf_variance, tree).log_joint();
-  result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
-  result.best = 0;
+  if (smc) {
+    SmcOptions smc_options;
+    smc_options.proposal = options.algorithm;
+    smc_options.particles = options.particles;
+    smc_options.seed = options.seed;
+    smc_options.threads = options.threads;
+    smc_options.resampling = options.resampling;
+    smc_options.ess_threshold = options.ess_threshold;
+    smc_options.verbose = options.verbose;
+    SmcResult run = run_smc(whitened, leaf_variance, smc_options);
+    result.threads = run.threads;
+    result.log_evidence = run.log_evidence;
+    result.ess = std::move(run.ess);
+    result.resampled_at = std::move(run.resampled_at);
+    for (std::size_t s = 0; s < run.particles.size(); ++s) {
+      result.particles.push_back(
+          Particle{run.particles[s].log_weight, run.particles[s].weight,
+                   std::move(run.particles[s].tree)});
+      // Highest weight wins; ties go to the lowest index.
+      if (result.particles[s].weight > result.particles[result.best].weight) result.best = s;
+    }
+  } else {
+    result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
+    result.best = 0;
+  }
+  result.log_joint = tree_density(whitened, leaf_variance, result.best_tree()).log_joint();
   result.covariance_diagonal.assign(covariance.diagonal.data(),
                                     covariance.diagonal.data() + covariance.diagonal.size());
   result.leaf_variance = leaf_variance;

@@ -30,6 +30,13 @@ constexpr std::array<std::pair<CovarianceKind, const char*>, 5> kCovarianceNames
     {CovarianceKind::full, "full"},
 }};
 
+constexpr std::array<std::pair<kernels::ResamplingScheme, const char*>, 4> kResamplingNames{{
+    {kernels::ResamplingScheme::systematic, "systematic"},
+    {kernels::ResamplingScheme::stratified, "stratified"},
+    {kernels::ResamplingScheme::residual, "residual"},
+    {kernels::ResamplingScheme::multinomial, "multinomial"},
+}};
+
 template <typename Enum, std::size_t N>
 std::string joined_names(const std::array<std::pair<Enum, const char*>, N>& names) {
   std::string out;
@@ -71,6 +78,19 @@ CovarianceKind parse_covariance(const std::string& name) {
     if (name == known) return value;
   throw OptionError("unknown covariance '" + name + "'; expected one of " +
                     joined_names(kCovarianceNames));
+}
+
+std::string to_string(kernels::ResamplingScheme scheme) {
+  for (const auto& [value, name] : kResamplingNames)
+    if (value == scheme) return name;
+  return "unknown";
+}
+
+kernels::ResamplingScheme parse_resampling(const std::string& name) {
+  for (const auto& [value, known] : kResamplingNames)
+    if (name == known) return value;
+  throw OptionError("unknown resampling scheme '" + name + "'; expected one of " +
+                    joined_names(kResamplingNames));
 }
 
 }  // namespace kingman

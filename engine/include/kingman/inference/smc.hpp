@@ -1,0 +1,43 @@
+#pragma once
+// Sequential Monte Carlo over merge histories for the Brownian model (MODEL.md section 5):
+// particles, the proposals of Teh et al. and Henao & Lucas with exact incremental weights,
+// ESS-triggered resampling, and the unbiased evidence estimate.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kingman/kernels/resampling.hpp"
+#include "kingman/model/whitened_data.hpp"
+#include "kingman/options.hpp"
+#include "kingman/tree/merge_tree.hpp"
+
+namespace kingman {
+
+struct SmcOptions {
+  Algorithm proposal = Algorithm::mpost2;  // priorprior | priorpost | postpost | mpost1 | mpost2
+  std::size_t particles = 100;             // N
+  std::uint64_t seed = 1;                  // streams are keyed by (seed, particle, step)
+  int threads = 0;                         // 0 = all cores; never changes the result
+  kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;
+  double ess_threshold = 0.5;  // resample after a step when ESS / N < threshold
+  bool verbose = false;        // progress lines on stderr
+};
+
+struct SmcParticle {
+  double log_weight = 0.0;  // log(W) + log(evidence): the exp's sum to the evidence estimate
+  double weight = 0.0;      // normalized W
+  MergeTree tree;
+};
+
+struct SmcResult {
+  double log_evidence = 0.0;              // log of the unbiased estimate of p(x)
+  std::vector<SmcParticle> particles;     // every final particle
+  std::vector<double> ess;                // ESS after each step's reweighting
+  std::vector<std::size_t> resampled_at;  // 1-based steps after which particles were resampled
+  int threads = 1;                        // threads used
+};
+
+// Throws OptionError for a non-SMC algorithm, data with missing entries, or bad settings.
+SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptions& options);
+
+}  // namespace kingman

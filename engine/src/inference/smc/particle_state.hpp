@@ -1,0 +1,42 @@
+#pragma once
+// A particle's partial history as persistent, shared structures: resampled copies share their
+// clusters (messages and pair rows) and their merge list instead of copying them, so copying a
+// particle costs O(live clusters) pointer copies.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "kingman/tree/merge_tree.hpp"
+
+namespace kingman::detail {
+
+// One cluster's message (MODEL.md section 3), immutable once built.
+struct ClusterNode {
+  std::size_t id = 0;        // node id (scipy convention)
+  double variance = 0.0;     // v (times Lambda)
+  double time = 0.0;         // t <= 0
+  std::vector<double> mean;  // whitened y^
+  // For internal clusters: per node id of an earlier cluster, the pair's squared distance
+  // (and, for MPost2, its cached log Bessel term); entries of clusters that were not live when
+  // this one was created are never read.
+  std::vector<double> eps_row;
+  std::vector<double> log_bessel_row;
+
+  double offset() const { return variance + time; }  // a_c in r_C = a_l + a_r - 2T
+};
+
+struct HistoryNode {
+  Merge merge;
+  std::shared_ptr<const HistoryNode> previous;
+};
+
+struct ParticleState {
+  std::vector<std::shared_ptr<const ClusterNode>> live;  // in a fixed, history-determined order
+  std::shared_ptr<const HistoryNode> history;            // the last merge
+  double time = 0.0;                                     // time of the last merge (T)
+};
+
+// The complete merge list of a finished particle.
+MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count);
+
+}  // namespace kingman::detail

@@ -1,0 +1,75 @@
+#pragma once
+// One SMC step for one particle, in two phases. build_candidates lists the live pairs of a state
+// and, for proposals whose pair scores involve no random draw (PostPost, MPost1, MPost2),
+// their cumulative proposal weights: particles that are resampled copies of one state share
+// this O(m^2) work. draw_and_merge then draws the particle's own merge from the proposal,
+// applies it, and returns the log incremental weight (target over proposal, MODEL.md
+// section 5).
+#include <vector>
+
+#include "kingman/kernels/gig.hpp"
+#include "kingman/kernels/rng.hpp"
+#include "kingman/options.hpp"
+#include "pair_cache.hpp"
+#include "particle_state.hpp"
+
+namespace kingman::detail {
+
+struct StepContext {
+  Algorithm proposal;
+  std::size_t leaf_count;  // n
+  std::size_t dims;        // d
+  double log_det_lambda;   // log |Lambda|
+  const LeafPairCache* cache;
+};
+
+// Weights of a discrete proposal, with per-block sums for drawing in O(P / kBlock + kBlock).
+inline constexpr long kBlock = 64;
+struct ProposalWeights {
+  std::vector<double> weights;     // exp(log_score - max_score)
+  std::vector<double> block_sums;  // sums of consecutive kBlock weights
+  double total = 0.0;              // sum of the block sums, in order
+};
+
+// Pairs are the live positions (x < y) in lexicographic order.
+struct PairCandidates {
+  std::vector<double> offset, eps;  // PriorPrior, PriorPost: r_C and eps_C of each pair
+  std::vector<double> log_score;    // PostPost, MPost1, MPost2: log proposal score of each pair
+  ProposalWeights weights;          // PostPost, MPost1, MPost2: their weights
+  double log_total = 0.0;           // log sum_C exp(log_score)
+};
+
+// What earlier particles of the same state already computed for a chosen pair: its exact mass
+// and its truncated-GIG sampler depend only on (state, pair), so particles that are copies of
+// one state and pick the same pair reuse them. One cache serves one sequence of particles that
+// share a state; clear it before the next state.
+class ChosenPairCache {
+ public:
+  struct Entry {
+    std::size_t index;
+    double log_mass;
+    kernels::TruncatedGigSampler sampler;
+  };
+  const Entry* find(std::size_t index) const {
+    for (const Entry& e : entries_)
+      if (e.index == index) return &e;
+    return nullptr;
+  }
+  const Entry& add(Entry entry) { return entries_.emplace_back(std::move(entry)); }
+  void clear() { entries_.clear(); }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+// Fills `candidates` for `state` (all proposals) and its scores (PostPost, MPost1, MPost2).
+void build_candidates(const ParticleState& state, const StepContext& context,
+                      PairCandidates& candidates);
+
+// Extends `state` by merge number `step` (0-based) and returns log alpha. `candidates` must
+// have been built from a state identical to `state`.
+double draw_and_merge(ParticleState& state, const PairCandidates& candidates, std::size_t step,
+                      const StepContext& context, kernels::RandomStream& stream,
+                      ChosenPairCache& chosen_pairs);
+
+}  // namespace kingman::detail

@@ -1,0 +1,160 @@
+// SMC engine properties: bit-identical results for any thread count, bookkeeping of ESS and
+// resampling, every final particle complete, and clear errors for bad settings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "kingman/api.hpp"
+#include "kingman/error.hpp"
+#include "kingman/inference/smc.hpp"
+
+namespace kingman {
+namespace {
+
+WhitenedData random_data(std::size_t n, std::size_t d, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  WhitenedData w;
+  w.n = n;
+  w.d = d;
+  w.log_lambda_diagonal.assign(d, 0.0);
+  for (std::size_t k = 0; k < n * d; ++k) w.x.push_back(normal(engine));
+  return w;
+}
+
+void expect_identical(const SmcResult& a, const SmcResult& b) {
+  EXPECT_EQ(a.log_evidence, b.log_evidence);
+  EXPECT_EQ(a.ess, b.ess);
+  EXPECT_EQ(a.resampled_at, b.resampled_at);
+  ASSERT_EQ(a.particles.size(), b.particles.size());
+  for (std::size_t s = 0; s < a.particles.size(); ++s) {
+    EXPECT_EQ(a.particles[s].log_weight, b.particles[s].log_weight);
+    const auto& ma = a.particles[s].tree.merges;
+    const auto& mb = b.particles[s].tree.merges;
+    ASSERT_EQ(ma.size(), mb.size());
+    for (std::size_t k = 0; k < ma.size(); ++k) {
+      EXPECT_EQ(ma[k].left, mb[k].left);
+      EXPECT_EQ(ma[k].right, mb[k].right);
+      EXPECT_EQ(ma[k].height, mb[k].height);
+    }
+  }
+}
+
+TEST(Smc, SameSeedSameResultForOneTwoAndFourThreads) {
+  const WhitenedData data = random_data(24, 5, 3);
+  for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
+                             Algorithm::mpost1, Algorithm::mpost2}) {
+    SCOPED_TRACE(to_string(proposal));
+    SmcOptions options;
+    options.proposal = proposal;
+    options.particles = 64;
+    options.seed = 17;
+    options.threads = 1;
+    const SmcResult one = run_smc(data, 0.0, options);
+    options.threads = 2;
+    const SmcResult two = run_smc(data, 0.0, options);
+    options.threads = 4;
+    const SmcResult four = run_smc(data, 0.0, options);
+    expect_identical(one, two);
+    expect_identical(one, four);
+    EXPECT_FALSE(one.resampled_at.empty()) << "the test should exercise resampling";
+  }
+}
+
+TEST(Smc, DifferentSeedsDiffer) {
+  const WhitenedData data = random_data(10, 2, 4);
+  SmcOptions options;
+  options.particles = 16;
+  const SmcResult a = run_smc(data, 0.0, options);
+  options.seed = 2;
+  const SmcResult b = run_smc(data, 0.0, options);
+  EXPECT_NE(a.log_evidence, b.log_evidence);
+}
+
+TEST(Smc, BookkeepingIsConsistent) {
+  const WhitenedData data = random_data(15, 3, 5);
+  for (auto scheme : {kernels::ResamplingScheme::systematic, kernels::ResamplingScheme::stratified,
+                      kernels::ResamplingScheme::residual, kernels::ResamplingScheme::multinomial}) {
+    SmcOptions options;
+    options.proposal = Algorithm::priorpost;
+    options.particles = 50;
+    options.resampling = scheme;
+    const SmcResult result = run_smc(data, 0.1, options);
+    ASSERT_EQ(result.ess.size(), 14u);
+    for (double ess : result.ess) {
+      EXPECT_GT(ess, 0.0);
+      EXPECT_LE(ess, 50.0 + 1e-9);
+    }
+    // Resampling happens exactly after the steps whose ESS fell below N/2, never the last.
+    std::vector<std::size_t> expected;
+    for (std::size_t k = 0; k + 1 < result.ess.size(); ++k)
+      if (result.ess[k] < 25.0) expected.push_back(k + 1);
+    EXPECT_EQ(result.resampled_at, expected);
+    double weight_sum = 0.0, evidence_sum = 0.0;
+    for (const SmcParticle& p : result.particles) {
+      weight_sum += p.weight;
+      evidence_sum += std::exp(p.log_weight - result.log_evidence);
+      ASSERT_TRUE(p.tree.complete());
+      EXPECT_NO_THROW(validate(p.tree));
+    }
+    EXPECT_NEAR(weight_sum, 1.0, 1e-12);
+    EXPECT_NEAR(evidence_sum, 1.0, 1e-12);
+  }
+}
+
+TEST(Smc, ThresholdZeroNeverResamplesAndOneAlwaysDoes) {
+  const WhitenedData data = random_data(8, 2, 6);
+  SmcOptions options;
+  options.particles = 20;
+  options.ess_threshold = 0.0;
+  EXPECT_TRUE(run_smc(data, 0.0, options).resampled_at.empty());
+  options.ess_threshold = 1.0;
+  const SmcResult always = run_smc(data, 0.0, options);
+  for (std::size_t k = 0; k + 1 < always.ess.size(); ++k)
+    if (always.ess[k] < 20.0 - 1e-9) {
+      EXPECT_NE(std::find(always.resampled_at.begin(), always.resampled_at.end(), k + 1),
+                always.resampled_at.end());
+    }
+}
+
+TEST(Smc, RejectsBadSettings) {
+  const WhitenedData data = random_data(5, 2, 7);
+  SmcOptions options;
+  options.proposal = Algorithm::greedy_rate1;
+  EXPECT_THROW(run_smc(data, 0.0, options), OptionError);
+  options.proposal = Algorithm::mpost2;
+  options.particles = 0;
+  EXPECT_THROW(run_smc(data, 0.0, options), OptionError);
+  options.particles = 4;
+  options.ess_threshold = 1.5;
+  EXPECT_THROW(run_smc(data, 0.0, options), OptionError);
+  WhitenedData missing = data;
+  missing.x[3] = std::nan("");
+  missing.has_missing = true;
+  options.ess_threshold = 0.5;
+  EXPECT_THROW(run_smc(missing, 0.0, options), OptionError);
+}
+
+TEST(Smc, FitReportsBestParticleAndItsLogJoint) {
+  Table t;
+  t.rows = 12;
+  t.cols = 2;
+  t.source = "t";
+  std::mt19937_64 engine(8);
+  std::normal_distribution<double> normal;
+  for (std::size_t k = 0; k < 24; ++k) t.values.push_back(normal(engine));
+  FitOptions options;
+  options.algorithm = Algorithm::mpost2;
+  options.particles = 30;
+  const FitResult result = fit(t, options);
+  ASSERT_EQ(result.particles.size(), 30u);
+  ASSERT_TRUE(result.log_evidence.has_value());
+  EXPECT_TRUE(std::isfinite(*result.log_evidence));
+  for (const Particle& p : result.particles) EXPECT_LE(p.weight, result.particles[result.best].weight);
+  EXPECT_TRUE(std::isfinite(result.log_joint));
+}
+
+}  // namespace
+}  // namespace kingman
