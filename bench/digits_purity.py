@@ -41,7 +41,6 @@ def main():
                         help="multiply each column by 10^U(-2, 2): columns in different units")
     parser.add_argument("--standardize", action="store_true",
                         help="z-score each column before fitting")
-    parser.add_argument("--prescale", choices=["range", "q95", "rmsdev"], help="experiment: divide columns by a unit estimate")
     parser.add_argument("extra", nargs="*", help="extra kingman fit arguments")
     args = parser.parse_args()
 
@@ -57,19 +56,6 @@ def main():
             x, y = x_all[chosen], y_all[chosen]
             if args.rescale_columns:
                 x = x * 10.0 ** rng.uniform(-2, 2, size=x.shape[1])
-            if args.prescale == "range":
-                u = x.max(axis=0) - x.min(axis=0)
-                x = x / np.where(u > 0, u, 1.0)
-            if args.prescale == "q95":
-                dev = np.abs(x - np.median(x, axis=0))
-                u = np.quantile(dev, 0.95, axis=0)
-                u = np.where(u > 0, u, dev.max(axis=0))
-                x = x / np.where(u > 0, u, 1.0)
-            if args.prescale == "rmsdev":
-                dev = x - np.median(x, axis=0)
-                nz = dev != 0
-                u = np.sqrt((dev ** 2).sum(axis=0) / np.maximum(nz.sum(axis=0), 1))
-                x = x / np.where(u > 0, u, 1.0)
             if args.standardize:
                 sd = x.std(axis=0, ddof=1)
                 x = (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
