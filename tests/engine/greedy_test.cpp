@@ -11,6 +11,7 @@
 #include "kingman/api.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
+#include "kingman/memory_budget.hpp"
 #include "kingman/model/tree_likelihood.hpp"
 
 namespace kingman {
@@ -196,6 +197,63 @@ TEST(Greedy, LearnedCovarianceIsScaleInvariant) {
     expect_relative_near(a.log_joint - 4.0 * 49.0 * std::log(1000.0), b.log_joint, 1e-6,
                          "log joint");
   }
+}
+
+// The bounded-memory Rate1 path must return exactly the full-cache path's tree, whatever the
+// number of candidates kept per cluster (k = 1 forces a rescan after almost every merge).
+TEST(Greedy, BoundedMemoryRate1IsTheSameTree) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    Table table = random_table(80 * seed, 3 + seed, seed);
+    if (seed == 3) {
+      std::mt19937_64 engine(seed);
+      for (std::size_t k = 0; k < table.values.size(); ++k)
+        if (engine() % 5 == 0 && k % table.cols != 0) table.values[k] = std::nan("");
+    }
+    WhitenedData data = as_whitened(table);
+    data.has_missing = table.has_missing();
+    const MergeTree full = greedy_rate1(data, 0.05);
+    for (std::size_t k : {1u, 2u, 8u, 32u}) {
+      const MergeTree bounded = greedy_rate1_bounded(data, 0.05, k);
+      ASSERT_EQ(bounded.merges.size(), full.merges.size());
+      for (std::size_t m = 0; m < full.merges.size(); ++m) {
+        ASSERT_EQ(bounded.merges[m].left, full.merges[m].left) << "k=" << k << " merge " << m;
+        ASSERT_EQ(bounded.merges[m].right, full.merges[m].right) << "k=" << k << " merge " << m;
+        ASSERT_EQ(bounded.merges[m].height, full.merges[m].height) << "k=" << k << " merge " << m;
+      }
+    }
+  }
+}
+
+// A memory budget too small for the pair cache routes Greedy-Rate1 to the bounded path (same
+// tree) and makes the O(n^3) variants refuse before allocating, saying what would fit.
+TEST(Greedy, MemoryBudgetRoutesOrRefuses) {
+  const Table table = random_table(200, 3, 12);
+  const WhitenedData data = as_whitened(table);
+  const std::size_t tiny = 50 * 1024;  // far below 200*199/2 doubles
+  const MergeTree routed = run_greedy(data, 0.0, Algorithm::greedy_rate1, tiny);
+  const MergeTree full = run_greedy(data, 0.0, Algorithm::greedy_rate1);
+  ASSERT_EQ(routed.merges.size(), full.merges.size());
+  for (std::size_t m = 0; m < full.merges.size(); ++m)
+    EXPECT_EQ(routed.merges[m].height, full.merges[m].height);
+  try {
+    run_greedy(data, 0.0, Algorithm::greedy_maxprob, tiny);
+    FAIL() << "expected ResourceError";
+  } catch (const ResourceError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("would fit"), std::string::npos) << message;
+  }
+}
+
+TEST(MemoryBudget, ParsesSizesAndRejectsNonsense) {
+  EXPECT_EQ(parse_memory_size("1000", "--max-memory"), 1000u);
+  EXPECT_EQ(parse_memory_size("64k", "--max-memory"), 64u * 1024);
+  EXPECT_EQ(parse_memory_size("512M", "--max-memory"), 512u * 1024 * 1024);
+  EXPECT_EQ(parse_memory_size("2GiB", "--max-memory"), 2ull * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse_memory_size("1.5G", "--max-memory"), 3ull * 512 * 1024 * 1024);
+  for (const char* bad : {"", "G", "-1G", "12Q", "nan", "0"})
+    EXPECT_THROW(parse_memory_size(bad, "--max-memory"), OptionError) << bad;
+  EXPECT_GT(default_memory_budget(), 0u);
 }
 
 TEST(Greedy, SameInputSameOutput) {

@@ -10,34 +10,13 @@
 #include "kingman/inference/greedy.hpp"
 #include "kingman/inference/merge_duration.hpp"
 #include "kingman/model/brownian_messages.hpp"
+#include "rate1_pair_score.hpp"
 
 namespace kingman {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Unclamped merge height of a pair under rate 1. The optimum merge time does not depend on
-// the current time (MODEL.md section 4), so this is fixed once the pair exists.
-class Rate1PairScore {
- public:
-  Rate1PairScore(const WhitenedData& data, const BrownianMessages& messages)
-      : data_(data), messages_(messages), dims_(static_cast<double>(data.d)) {}
-
-  double operator()(std::size_t i, std::size_t j) const {
-    if (!messages_.per_dimension()) {
-      const double eps = messages_.squared_distance(i, j);
-      // linear_mode_duration with offset a_i + a_j measured from time 0 gives -t_C.
-      return linear_mode_duration(1.0, dims_, eps, messages_.offset(i) + messages_.offset(j));
-    }
-    return linear_mode_duration(1.0, shared_dimensions(messages_, i, j, 0.0, data_));
-  }
-
- private:
-  const WhitenedData& data_;
-  const BrownianMessages& messages_;
-  double dims_;
-};
 
 }  // namespace
 
@@ -49,7 +28,7 @@ MergeTree greedy_rate1(const WhitenedData& data, double leaf_variance) {
   tree.merges.reserve(n - 1);
 
   BrownianMessages messages(data, leaf_variance);
-  const Rate1PairScore score(data, messages);
+  const detail::Rate1PairScore score(data, messages);
   std::vector<double> pair_height(n * (n - 1) / 2);
   std::vector<std::size_t> best_partner(n, 0);
   std::vector<std::size_t> node_id(n);

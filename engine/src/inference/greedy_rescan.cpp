@@ -6,10 +6,13 @@
 #include <limits>
 #include <vector>
 
+#include <fmt/format.h>
 #include "condensed_index.hpp"
+
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/inference/merge_duration.hpp"
+#include "kingman/memory_budget.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 
@@ -107,8 +110,25 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   return tree;
 }
 
-MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm) {
-  if (algorithm == Algorithm::greedy_rate1) return greedy_rate1(data, leaf_variance);
+MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
+                     std::size_t memory_budget) {
+  const double n = static_cast<double>(data.n);
+  // Pair cache plus the data and per-cluster state (a few n*d and n arrays).
+  const double cache_bytes = 0.5 * n * (n - 1.0) * sizeof(double);
+  const double base_bytes = 3.0 * n * static_cast<double>(data.d) * sizeof(double) + 64.0 * n;
+  const bool fits = cache_bytes + base_bytes <= static_cast<double>(memory_budget);
+  if (algorithm == Algorithm::greedy_rate1)
+    return fits ? greedy_rate1(data, leaf_variance) : greedy_rate1_bounded(data, leaf_variance);
+  if (!fits) {
+    // The largest n whose pair cache fits: n^2/2 * 8 bytes <= budget.
+    const double largest_n = std::floor(std::sqrt(2.0 * static_cast<double>(memory_budget) / 8.0));
+    throw ResourceError(to_string(algorithm) + " on " + std::to_string(data.n) + " points needs " +
+                        format_bytes(cache_bytes + base_bytes) +
+                        " for its pair cache, more than the memory budget (--max-memory) of " +
+                        format_bytes(static_cast<double>(memory_budget)) + "; about " +
+                        fmt::format("{:.0f}", largest_n) +
+                        " points would fit. greedy-rate1 runs in bounded memory at any size");
+  }
   return greedy_rescan(data, leaf_variance, algorithm);
 }
 

@@ -7,12 +7,6 @@
 
 namespace kingman {
 
-double linear_mode_duration(double lambda, double dims, double eps, double offset) {
-  // Rationalized so that small lambda*eps does not cancel: (sqrt(d^2+4 l e) - d)/(2 l).
-  const double s = 2.0 * eps / (std::sqrt(dims * dims + 4.0 * lambda * eps) + dims);
-  return 0.5 * (s - offset);
-}
-
 double log_mode_duration(double lambda, double dims, double eps, double offset) {
   const double shape = 1.0 - 0.5 * dims;
   const double root = std::sqrt(shape * shape + lambda * eps);

@@ -34,17 +34,6 @@ BrownianMessages::BrownianMessages(const WhitenedData& data, double leaf_varianc
   }
 }
 
-double BrownianMessages::squared_distance(std::size_t a, std::size_t b) const {
-  const double* ya = mean(a);
-  const double* yb = mean(b);
-  double sum = 0.0;
-  for (std::size_t j = 0; j < d_; ++j) {
-    const double diff = ya[j] - yb[j];
-    sum += diff * diff;
-  }
-  return sum;
-}
-
 void BrownianMessages::contrast(std::size_t l, std::size_t r, double t, double* difference,
                                 double* scale) const {
   const double* yl = mean(l);

@@ -1,6 +1,9 @@
 #pragma once
 // The greedy family (MODEL.md section 4): one good tree, built one merge at a time.
 #include "kingman/model/whitened_data.hpp"
+#include <cstddef>
+
+#include "kingman/memory_budget.hpp"
 #include "kingman/options.hpp"
 #include "kingman/tree/merge_tree.hpp"
 
@@ -11,13 +14,23 @@ namespace kingman {
 // clamped to the current height. O(n^2 d) time, n(n-1)/2 doubles of pair storage.
 MergeTree greedy_rate1(const WhitenedData& data, double leaf_variance);
 
+// The same tree as greedy_rate1 in O(n d + n k) memory: each cluster keeps its k best
+// partners (rebuilt by an O(n d) scan when they have all merged). For n whose n(n-1)/2 pair
+// scores do not fit in memory.
+MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
+                               std::size_t candidates_per_cluster = 32);
+
 // Greedy-MinDuration, Greedy-MaxProb and MGreedy: every live pair is rescored at every step
 // with the true rate lambda_m (O(n^3)); selection uses the unclamped duration (or, for MaxProb,
 // the objective at the feasible duration) and the merge happens at the clamped duration.
 // Ties go to the first pair in (slot, slot) order.
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
 
-// Dispatches on a greedy algorithm; throws OptionError for a non-greedy one.
-MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
+// Dispatches on a greedy algorithm; throws OptionError for a non-greedy one. Greedy-Rate1 uses
+// the full pair cache when n(n-1)/2 doubles fit in `memory_budget` bytes and the bounded path
+// otherwise; the rescanning variants need the pair cache and throw ResourceError (saying what
+// would fit) when it does not fit.
+MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
+                     std::size_t memory_budget = default_memory_budget());
 
 }  // namespace kingman

@@ -2,13 +2,20 @@
 // Optimal merge durations for one pair (MODEL.md section 4). For a pair with squared distance
 // eps, duration offset r (section 3.2) and total rate lambda, the pair's joint density in the
 // duration delta is g(delta) = exp(-lambda delta) N(eps; 0, s) with s = r + 2 delta.
+#include <cmath>
+
 #include "kingman/model/brownian_messages.hpp"
 
 namespace kingman {
 
 // Teh et al.'s delta*: the mode of g in linear scale, unclamped (may be negative):
 // s* = (sqrt(d^2 + 4 lambda eps) - d) / (2 lambda), delta* = (s* - r) / 2.
-double linear_mode_duration(double lambda, double dims, double eps, double offset);
+// Inline: Greedy-Rate1 evaluates it for every pair it creates.
+inline double linear_mode_duration(double lambda, double dims, double eps, double offset) {
+  // Rationalized so that small lambda*eps does not cancel: (sqrt(d^2+4 l e) - d)/(2 l).
+  const double s = 2.0 * eps / (std::sqrt(dims * dims + 4.0 * lambda * eps) + dims);
+  return 0.5 * (s - offset);
+}
 
 // Henao & Lucas's MGreedy duration: the mode in log scale of s,
 // s* = (l + sqrt(l^2 + lambda eps)) / lambda with l = 1 - d/2, delta* = (s* - r) / 2.

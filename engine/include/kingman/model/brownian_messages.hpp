@@ -33,7 +33,13 @@ class BrownianMessages {
   double offset(std::size_t slot) const { return variance_[slot] + time_[slot]; }
 
   // Squared whitened distance between two slots' means (scalar case).
-  double squared_distance(std::size_t a, std::size_t b) const;
+  double squared_distance(std::size_t a, std::size_t b) const {
+    const double* ya = mean(a);
+    const double* yb = mean(b);
+    double sum = 0.0;
+    for (std::size_t j = 0; j < d_; ++j) sum += (ya[j] - yb[j]) * (ya[j] - yb[j]);
+    return sum;
+  }
 
   // The independent contrast of a merge at time t (MODEL.md section 8): difference[j] =
   // y_lj - y_rj and scale[j] = sigma_lj + sigma_rj, with scale +inf where the two children do

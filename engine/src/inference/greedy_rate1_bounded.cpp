@@ -1,0 +1,143 @@
+// Greedy-Rate1 in O(n d + n k) memory: the same tree as the full pair cache, for n where
+// n(n-1)/2 pair scores would not fit. Each live cluster keeps its k best partners (by the fixed
+// Rate1 score) below a threshold that every unstored partner's score reaches or exceeds; the
+// head of the list is therefore the cluster's true best partner while the list is non-empty,
+// and an emptied list is rebuilt by one O(m d) scan. A heap over clusters, keyed by their list
+// heads, gives the globally most recent pair.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "indexed_min_heap.hpp"
+#include "kingman/inference/greedy.hpp"
+#include "kingman/model/brownian_messages.hpp"
+#include "rate1_pair_score.hpp"
+
+namespace kingman {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Candidate {
+  double score;
+  std::size_t node;  // partner's node id (slots are reused by merged clusters; ids are not)
+  bool operator<(const Candidate& other) const {
+    return score < other.score || (score == other.score && node < other.node);
+  }
+};
+
+// A cluster's best partners: sorted, all with score < threshold; every live partner not in
+// the list has score >= threshold.
+struct CandidateList {
+  std::vector<Candidate> best;
+  double threshold = kInf;
+};
+
+}  // namespace
+
+MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
+                               std::size_t candidates_per_cluster) {
+  const std::size_t n = data.n;
+  const std::size_t k = std::max<std::size_t>(1, candidates_per_cluster);
+  MergeTree tree;
+  tree.leaf_count = n;
+  if (n < 2) return tree;
+  tree.merges.reserve(n - 1);
+
+  BrownianMessages messages(data, leaf_variance);
+  const detail::Rate1PairScore score(data, messages);
+  std::vector<std::size_t> node_of_slot(n), slot_of_node(2 * n - 1);
+  std::vector<char> node_alive(2 * n - 1, 0);
+  std::vector<std::size_t> live(n);  // live slots, ascending
+  for (std::size_t i = 0; i < n; ++i) {
+    node_of_slot[i] = slot_of_node[i] = live[i] = i;
+    node_alive[i] = 1;
+  }
+  std::vector<CandidateList> lists(n);
+  detail::IndexedMinHeap heap(n);
+  std::vector<Candidate> row;
+
+  // Scores of slot i against every other live slot, as candidates.
+  auto score_row = [&](std::size_t i) {
+    row.clear();
+    for (std::size_t j : live)
+      if (j != i) row.push_back({score(i, j), node_of_slot[j]});
+  };
+  // Rebuilds i's list from `row`: the k best, the (k+1)-th score as the threshold.
+  auto rebuild = [&](std::size_t i) {
+    CandidateList& list = lists[i];
+    const std::size_t kept = std::min(k, row.size());
+    std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept), row.end());
+    list.best.assign(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept));
+    list.threshold = kInf;
+    for (std::size_t r = kept; r < row.size(); ++r)
+      list.threshold = std::min(list.threshold, row[r].score);
+    if (list.best.empty()) {
+      heap.remove(i);
+    } else {
+      heap.set(i, list.best.front().score);
+    }
+  };
+  // Offers a new partner to i's list, keeping the invariant.
+  auto offer = [&](std::size_t i, Candidate c) {
+    CandidateList& list = lists[i];
+    if (!(c.score < list.threshold)) return;
+    list.best.insert(std::upper_bound(list.best.begin(), list.best.end(), c), c);
+    if (list.best.size() > k) {
+      list.threshold = std::min(list.threshold, list.best.back().score);
+      list.best.pop_back();
+    }
+    if (list.best.front().node == c.node) heap.set(i, c.score);
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    score_row(i);
+    rebuild(i);
+  }
+
+  double current_height = 0.0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    std::size_t a, b;
+    for (;;) {
+      a = heap.top();
+      CandidateList& list = lists[a];
+      while (!list.best.empty() && !node_alive[list.best.front().node])
+        list.best.erase(list.best.begin());
+      if (list.best.empty()) {
+        score_row(a);
+        rebuild(a);
+        continue;
+      }
+      if (list.best.front().score != heap.key(a)) {
+        heap.set(a, list.best.front().score);
+        continue;
+      }
+      b = slot_of_node[list.best.front().node];
+      break;
+    }
+    const double pair_height = lists[a].best.front().score;
+    const double merge_height = std::max(pair_height, current_height);
+    // The merged cluster takes the higher slot, as in the full-cache path.
+    const std::size_t low = std::min(a, b), high = std::max(a, b);
+    messages.merge(low, high, -merge_height, high);
+    const std::size_t left = node_of_slot[low], right = node_of_slot[high];
+    tree.merges.push_back({std::min(left, right), std::max(left, right), merge_height});
+    current_height = merge_height;
+    node_alive[left] = node_alive[right] = 0;
+    const std::size_t merged = n + step;
+    node_alive[merged] = 1;
+    node_of_slot[high] = merged;
+    slot_of_node[merged] = high;
+    live.erase(std::lower_bound(live.begin(), live.end(), low));
+    heap.remove(low);
+    lists[low] = CandidateList{};
+
+    score_row(high);
+    for (const Candidate& c : row) offer(slot_of_node[c.node], {c.score, merged});
+    rebuild(high);
+  }
+  return tree;
+}
+
+}  // namespace kingman
