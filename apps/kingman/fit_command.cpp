@@ -26,6 +26,10 @@ struct FitArguments {
   std::string covariance = "learned";
   std::string resampling = "systematic";
   std::optional<double> leaf_variance;
+  std::string likelihood = "brownian";
+  std::string equilibrium = "data";
+  std::string mutation_rate;  // empty: 1 for every column
+  std::optional<std::size_t> categories;
   std::string newick, linkage, json, labels;
   TableArguments table;
   FitOptions options;
@@ -68,6 +72,21 @@ Action add_fit_command(CLI::App& app) {
                    "observations per column")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command
+      ->add_option("--likelihood", args->likelihood,
+                   "brownian (continuous data) | binary (0/1) | multinomial (0..K-1)")
+      ->capture_default_str();
+  command
+      ->add_option("--equilibrium", args->equilibrium,
+                   "binary/multinomial equilibrium of every column: data (frequencies, add-one "
+                   "smoothed) | uniform | Q = P(value 1) for binary | K comma-separated "
+                   "probabilities")
+      ->capture_default_str();
+  command->add_option("--mutation-rate", args->mutation_rate,
+                      "binary/multinomial mutation rate: one number for every column, or a "
+                      "comma-separated list with one per column (default 1)");
+  command->add_option("--categories", args->categories,
+                      "multinomial alphabet size K (default: largest value + 1)");
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");
   command->add_option("--json", args->json, "write the JSON report ('-' = stdout)");
@@ -81,6 +100,12 @@ Action add_fit_command(CLI::App& app) {
     options.brownian.covariance = parse_covariance(args->covariance);
     options.resampling = parse_resampling(args->resampling);
     options.brownian.leaf_variance = args->leaf_variance;
+    options.likelihood = parse_likelihood(args->likelihood);
+    options.discrete.equilibrium = parse_equilibrium(args->equilibrium);
+    if (!args->mutation_rate.empty()) {
+      options.discrete.mutation_rates = parse_number_list(args->mutation_rate, "--mutation-rate");
+    }
+    options.discrete.categories = args->categories;
 
     const Table table = read_table(args->input, table_read_options(args->table));
     std::optional<Labels> labels;

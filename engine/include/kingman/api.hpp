@@ -30,8 +30,12 @@ struct FitResult {
   std::size_t best = 0;                     // index of the highest-weight particle
   std::vector<double> ess;                  // ESS after each SMC step
   std::vector<std::size_t> resampled_at;    // steps (1-based) after which resampling happened
-  std::vector<double> covariance_diagonal;  // Lambda's diagonal as used for the final tree
-  double leaf_variance = 0.0;               // v0 as used
+  Likelihood likelihood{};                  // the model of the data given the tree
+  std::vector<double> covariance_diagonal;  // brownian: Lambda's diagonal for the final tree
+  double leaf_variance = 0.0;               // brownian: v0 as used
+  std::size_t categories = 0;               // binary/multinomial: alphabet size K
+  std::vector<double> equilibrium;          // binary/multinomial: q as used, row-major d x K
+  std::vector<double> mutation_rates;       // binary/multinomial: lambda_d as used
   double seconds = 0.0;                     // wall time of the fit
 
   const MergeTree& best_tree() const { return particles.at(best).tree; }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kingman/kernels/resampling.hpp"
 
@@ -48,15 +49,51 @@ struct BrownianOptions {
   double shrinkage = 2.0;  // learned: prior weight of the shared scale, in (n-1)/2 observations
 };
 
+// The likelihood of the data given a tree with merge times.
+enum class Likelihood {
+  brownian,     // continuous data, Brownian diffusion (MODEL.md section 3)
+  binary,       // values 0/1, independent-sites mutation process (MODEL.md section 7, K = 2)
+  multinomial,  // values 0..K-1, independent-sites mutation process (MODEL.md section 7)
+};
+
+std::string to_string(Likelihood likelihood);
+Likelihood parse_likelihood(const std::string& name);
+
+enum class EquilibriumKind {
+  data,     // per-column frequencies over observed entries, add-one (Laplace) smoothed
+  uniform,  // q_dk = 1/K in every column
+  given,    // the same probabilities in every column (Equilibrium::probabilities)
+};
+
+struct Equilibrium {
+  EquilibriumKind kind = EquilibriumKind::data;  // how each column's q_d is chosen
+  std::vector<double> probabilities;  // given: K summing to 1, or (binary) one Q = P(value 1)
+};
+
+// "data", "uniform", one number (binary: the probability of value 1) or a comma-separated list
+// of K probabilities. Ranges are checked when the alphabet is known; throws OptionError.
+Equilibrium parse_equilibrium(const std::string& text);
+
+// A comma-separated list of numbers ("0.5" or "1,2,0.5"); throws OptionError naming option.
+std::vector<double> parse_number_list(const std::string& text, const std::string& option);
+
+struct DiscreteOptions {
+  Equilibrium equilibrium;             // equilibrium distribution q_d of every column
+  std::vector<double> mutation_rates;  // lambda_d: empty = 1; one value = all; else one per column
+  std::optional<std::size_t> categories;  // multinomial alphabet size K; unset: largest value + 1
+};
+
 struct FitOptions {
   Algorithm algorithm = Algorithm::greedy_rate1;  // inference algorithm
+  Likelihood likelihood = Likelihood::brownian;   // model of the data given the tree
   BrownianOptions brownian;                       // Brownian diffusion likelihood settings
+  DiscreteOptions discrete;                       // binary / multinomial likelihood settings
   std::uint64_t seed = 1;                         // seed of every random stream
   int threads = 0;                                // worker threads; 0 = all cores
   std::size_t particles = 100;                    // SMC particle count
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;  // SMC scheme
   double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
-  bool verbose = false;                           // progress lines on stderr
+  bool verbose = false;        // progress lines on stderr
 };
 
 }  // namespace kingman

@@ -2,7 +2,9 @@
 #include <cmath>
 #include <iostream>
 #include <string>
+#include <utility>
 
+#include "fit_discrete.hpp"
 #include "kingman/api.hpp"
 #include "kingman/data/duplicates.hpp"
 #include "kingman/error.hpp"
@@ -21,6 +23,19 @@ void check_options(const Table& data, const FitOptions& options) {
                      std::to_string(data.rows));
   }
   if (data.cols == 0) throw InputError(data.source + ": the table has no numeric columns");
+  if (options.likelihood != Likelihood::brownian) return;  // checked by fit_discrete
+  const DiscreteOptions& discrete = options.discrete;
+  for (const auto& [used, option] :
+       {std::pair{discrete.equilibrium.kind != EquilibriumKind::data, "--equilibrium"},
+        std::pair{!discrete.mutation_rates.empty(), "--mutation-rate"}}) {
+    if (used) {
+      throw OptionError(std::string(option) +
+                        " applies to --likelihood binary or multinomial, not brownian");
+    }
+  }
+  if (discrete.categories) {
+    throw OptionError("--categories applies to --likelihood multinomial, not brownian");
+  }
   if (options.brownian.leaf_variance &&
       !(*options.brownian.leaf_variance >= 0 && std::isfinite(*options.brownian.leaf_variance))) {
     throw OptionError("--leaf-variance must be a finite number >= 0");
@@ -81,13 +96,18 @@ double choose_leaf_variance(const Table& data, const FitOptions& options,
 FitResult fit(const Table& data, const FitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   check_options(data, options);
-  if (options.algorithm == Algorithm::race) {
-    throw OptionError("algorithm race is not available yet in this build");
+  if (options.likelihood != Likelihood::brownian) {
+    FitResult result = detail::fit_discrete(data, options);
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
   }
   const bool smc = !is_greedy(options.algorithm);
   if (smc && data.has_missing()) {
-    throw OptionError("SMC algorithms do not handle missing entries yet; use a greedy "
-                      "algorithm for " + data.source);
+    throw OptionError(
+        "SMC algorithms do not handle missing entries yet; use a greedy "
+        "algorithm for " +
+        data.source);
   }
   const BrownianOptions& brownian = options.brownian;
   Covariance covariance = initial_covariance(data, brownian.covariance, brownian.shrinkage);
@@ -130,9 +150,8 @@ FitResult fit(const Table& data, const FitOptions& options) {
     result.ess = std::move(run.ess);
     result.resampled_at = std::move(run.resampled_at);
     for (std::size_t s = 0; s < run.particles.size(); ++s) {
-      result.particles.push_back(
-          Particle{run.particles[s].log_weight, run.particles[s].weight,
-                   std::move(run.particles[s].tree)});
+      result.particles.push_back(Particle{run.particles[s].log_weight, run.particles[s].weight,
+                                          std::move(run.particles[s].tree)});
       // Highest weight wins; ties go to the lowest index.
       if (result.particles[s].weight > result.particles[result.best].weight) result.best = s;
     }

@@ -1,6 +1,9 @@
 #include "kingman/options.hpp"
 
 #include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "kingman/error.hpp"
@@ -37,6 +40,12 @@ constexpr std::array<std::pair<kernels::ResamplingScheme, const char*>, 4> kResa
     {kernels::ResamplingScheme::multinomial, "multinomial"},
 }};
 
+constexpr std::array<std::pair<Likelihood, const char*>, 3> kLikelihoodNames{{
+    {Likelihood::brownian, "brownian"},
+    {Likelihood::binary, "binary"},
+    {Likelihood::multinomial, "multinomial"},
+}};
+
 template <typename Enum, std::size_t N>
 std::string joined_names(const std::array<std::pair<Enum, const char*>, N>& names) {
   std::string out;
@@ -45,6 +54,15 @@ std::string joined_names(const std::array<std::pair<Enum, const char*>, N>& name
     out += name;
   }
   return out;
+}
+
+// Parses one whole token as a finite double (no trailing text).
+bool parse_finite(const std::string& token, double& value) {
+  if (token.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(token.c_str(), &end);
+  return end == token.c_str() + token.size() && errno == 0 && std::isfinite(value);
 }
 
 }  // namespace
@@ -91,6 +109,44 @@ kernels::ResamplingScheme parse_resampling(const std::string& name) {
     if (name == known) return value;
   throw OptionError("unknown resampling scheme '" + name + "'; expected one of " +
                     joined_names(kResamplingNames));
+}
+
+std::string to_string(Likelihood likelihood) {
+  for (const auto& [value, name] : kLikelihoodNames)
+    if (value == likelihood) return name;
+  return "unknown";
+}
+
+Likelihood parse_likelihood(const std::string& name) {
+  for (const auto& [value, known] : kLikelihoodNames)
+    if (name == known) return value;
+  throw OptionError("unknown likelihood '" + name + "'; expected one of " +
+                    joined_names(kLikelihoodNames));
+}
+
+std::vector<double> parse_number_list(const std::string& text, const std::string& option) {
+  std::vector<double> numbers;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string token =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    double value = 0.0;
+    if (!parse_finite(token, value)) {
+      throw OptionError(option + ": '" + token + "' in '" + text +
+                        "' is not a finite number (expected a number or a comma-separated list)");
+    }
+    numbers.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return numbers;
+}
+
+Equilibrium parse_equilibrium(const std::string& text) {
+  if (text == "data") return {EquilibriumKind::data, {}};
+  if (text == "uniform") return {EquilibriumKind::uniform, {}};
+  return {EquilibriumKind::given, parse_number_list(text, "--equilibrium")};
 }
 
 }  // namespace kingman

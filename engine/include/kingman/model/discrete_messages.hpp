@@ -1,0 +1,103 @@
+#pragma once
+// Messages of the binary / multinomial model (MODEL.md section 7, Teh et al. eqs. 14-15).
+// Column d of cluster c carries M_c^d in R^K normalized so that q_d . M_c^d = 1: it is the
+// likelihood of the cluster's leaves given the state k at the cluster, divided by their
+// probability under the stationary process. A leaf observing k has M^{dk'} = [k' = k] / q_dk;
+// a subtree that observes nothing in column d has M^d = 1 and is flagged as such, so that it
+// contributes exactly nothing. Merging l and r at time t <= min(t_l, t_r), with
+// x_d = e^{lambda_d (2t - t_l - t_r)} and the overlap S_d = sum_k q_dk M_l^{dk} M_r^{dk},
+//   Z^d = 1 - x_d (1 - S_d) = (1 - x_d) + x_d S_d      (a sum of two terms >= 0: no cancellation)
+//   M^d = [(1 - a_l) + a_l M_l^d] (.) [(1 - a_r) + a_r M_r^d] / Z^d,  a_c = e^{lambda_d (t - t_c)}.
+// Derivation (Felsenstein pruning with P(s) = e^{-lambda s} I + (1 - e^{-lambda s}) 1 q^T and a
+// stationary root): the unnormalized upward message c (1 - a (1 - M)) of a child with
+// c = q . m has q-mass c, so Z^d is the q-mass of the product divided by c_l c_r, and
+// p(x | tree) = prod over observed entries q_{d, x_id} * prod_k Z_k.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kingman/model/discrete_data.hpp"
+
+namespace kingman {
+
+class DiscreteMessages {
+ public:
+  // Slots 0..n-1 hold the leaves; merging writes the new cluster into one of its children's
+  // slots, so storage stays n * d * K doubles. The data must outlive the messages.
+  explicit DiscreteMessages(const DiscreteData& data);
+
+  const DiscreteData& data() const { return *data_; }
+  std::size_t slots() const { return time_.size(); }
+  std::size_t dims() const { return data_->d; }
+  std::size_t categories() const { return data_->categories; }
+  double time(std::size_t slot) const { return time_[slot]; }
+  // Whether any leaf of the cluster in this slot observes the column.
+  bool observes(std::size_t slot, std::size_t col) const {
+    return observed_[slot * data_->d + col] != 0;
+  }
+  // M^d of the cluster in a slot: K values with q_d . M^d = 1 (all ones where unobserved).
+  const double* message(std::size_t slot, std::size_t col) const {
+    return message_.data() + (slot * data_->d + col) * data_->categories;
+  }
+  // S_d = sum_k q_dk M_l^{dk} M_r^{dk} of one column.
+  double overlap(std::size_t l, std::size_t r, std::size_t col) const;
+
+  // log Z of merging the clusters in slots l and r at time t <= min(t_l, t_r); -inf where a
+  // column's Z^d is 0 (two leaves that disagree merged at time 0).
+  double log_local_likelihood(std::size_t l, std::size_t r, double t) const;
+
+  // Merges slots l and r at time t <= min(t_l, t_r) into slot `into` (l or r) and returns the
+  // local log-likelihood log Z (-inf for an impossible merge; the merged message is then set
+  // to all ones so that later merges stay finite).
+  double merge(std::size_t l, std::size_t r, double t, std::size_t into);
+
+ private:
+  const DiscreteData* data_;
+  std::vector<double> message_;          // slots * d * K
+  std::vector<unsigned char> observed_;  // slots * d
+  std::vector<double> time_;             // slots
+};
+
+// Everything about a pair of live clusters that their local likelihood needs: the overlap
+// S_d and rate lambda_d of every column both clusters observe, and the two cluster times.
+// Fixed once both clusters exist, so proposals can evaluate log Z_C(t) for many t cheaply
+// (O(shared columns) each). For a current time T and a duration delta, the merge time is
+// t = T - delta.
+class DiscretePair {
+ public:
+  DiscretePair() = default;
+  DiscretePair(const DiscreteMessages& messages, std::size_t l, std::size_t r) {
+    assign(messages, l, r);
+  }
+  // Reuses this object's storage for the pair (l, r).
+  void assign(const DiscreteMessages& messages, std::size_t l, std::size_t r);
+
+  // min(t_l, t_r): the latest feasible merge time.
+  double latest_time() const { return latest_time_; }
+  // t_l + t_r.
+  double time_sum() const { return time_sum_; }
+  // Columns both clusters observe; only they enter Z.
+  std::size_t shared_columns() const { return overlap_.size(); }
+  double overlap(std::size_t k) const { return overlap_[k]; }
+  double rate(std::size_t k) const { return rate_[k]; }
+  // Every shared column has the same lambda (true when there are none).
+  bool common_rate() const { return common_rate_; }
+
+  // log Z_C(t) = sum_d log Z^d for a merge at time t <= latest_time().
+  double log_local_likelihood(double t) const;
+  // d/dt log Z_C(t) = sum_d 2 lambda_d x_d (S_d - 1) / Z^d; -inf where Z^d = 0.
+  double log_local_likelihood_slope(double t) const;
+  // d^2/dt^2 log Z_C(t) = sum_d 4 lambda_d^2 x_d (S_d - 1) / (Z^d)^2.
+  double log_local_likelihood_curvature(double t) const;
+  // Slope and curvature in one pass.
+  void log_local_likelihood_derivatives(double t, double& slope, double& curvature) const;
+
+ private:
+  std::vector<double> overlap_;  // S_d of the shared columns
+  std::vector<double> rate_;     // lambda_d of the shared columns
+  double latest_time_ = 0.0;
+  double time_sum_ = 0.0;
+  bool common_rate_ = true;
+};
+
+}  // namespace kingman

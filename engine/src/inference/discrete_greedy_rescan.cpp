@@ -1,0 +1,91 @@
+// Greedy-MinDuration and Greedy-MaxProb for the binary / multinomial likelihood. The rate
+// lambda_m changes every step, so every live pair is rescored every step: O(n^3) pair scores.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "kingman/error.hpp"
+#include "kingman/inference/discrete_greedy.hpp"
+#include "kingman/inference/discrete_merge_time.hpp"
+#include "kingman/model/coalescent_prior.hpp"
+#include "kingman/model/discrete_messages.hpp"
+
+namespace kingman {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct PairChoice {
+  std::size_t a = 0, b = 0;
+  double duration = 0.0;  // clamped duration of the chosen merge
+};
+
+}  // namespace
+
+MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm) {
+  if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob) {
+    throw OptionError("greedy_rescan: " + to_string(algorithm) +
+                      " is not a rescanning greedy for discrete data");
+  }
+  const std::size_t n = data.n;
+  MergeTree tree;
+  tree.leaf_count = n;
+  if (n < 2) return tree;
+  tree.merges.reserve(n - 1);
+
+  DiscreteMessages messages(data);
+  DiscretePair pair;
+  std::vector<std::size_t> live(n), node_id(n);
+  for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
+
+  double current_time = 0.0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    const double lambda = coalescent_rate(live.size());
+    PairChoice choice;
+    double best_score = kInf;  // minimized: duration, or minus the MaxProb objective
+    for (std::size_t x = 0; x < live.size(); ++x) {
+      for (std::size_t y = x + 1; y < live.size(); ++y) {
+        pair.assign(messages, live[x], live[y]);
+        // Unclamped: negative when the pair's optimum lies after the current time.
+        const double duration = current_time - optimal_merge_time(pair, lambda);
+        double score = duration;
+        if (algorithm == Algorithm::greedy_maxprob) {
+          const double clamped = std::max(duration, 0.0);
+          score = lambda * clamped - pair.log_local_likelihood(current_time - clamped);
+        }
+        if (score < best_score || (x == 0 && y == 1)) {
+          best_score = score;
+          choice = {live[x], live[y], std::max(duration, 0.0)};
+        }
+      }
+    }
+    const double t = current_time - choice.duration;
+    messages.merge(choice.a, choice.b, t, choice.b);
+    tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
+                           std::max(node_id[choice.a], node_id[choice.b]),
+                           0.0 - t});  // +0, never -0
+    node_id[choice.b] = n + step;
+    current_time = t;
+    std::erase(live, choice.a);
+  }
+  return tree;
+}
+
+MergeTree run_greedy(const DiscreteData& data, Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::greedy_rate1:
+      return greedy_rate1(data);
+    case Algorithm::greedy_minduration:
+    case Algorithm::greedy_maxprob:
+      return greedy_rescan(data, algorithm);
+    case Algorithm::mgreedy:
+      throw OptionError(
+          "algorithm mgreedy uses the Brownian model's log-scale merge-time mode and has no "
+          "binary/multinomial version; use greedy-rate1, greedy-minduration or greedy-maxprob");
+    default:
+      throw OptionError("run_greedy: " + to_string(algorithm) + " is not a greedy algorithm");
+  }
+}
+
+}  // namespace kingman
