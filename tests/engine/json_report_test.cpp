@@ -43,6 +43,21 @@ void expect_numerical_error(const FitResult& result, const std::string& field) {
   }
 }
 
+TEST(JsonReport, DiscreteResultReportsItsModel) {
+  FitResult result = greedy_result();
+  result.likelihood = Likelihood::binary;
+  result.categories = 2;
+  result.equilibrium = {0.25, 0.75, 0.5, 0.5};
+  result.mutation_rates = {1.0, 2.0};
+  const nlohmann::json json = nlohmann::json::parse(to_json_report(result, std::nullopt));
+  EXPECT_EQ(json.at("likelihood"), "binary");
+  EXPECT_EQ(json.at("categories"), 2);
+  EXPECT_EQ(json.at("equilibrium"), nlohmann::json::array({0.25, 0.75, 0.5, 0.5}));
+  EXPECT_EQ(json.at("mutation_rates"), nlohmann::json::array({1.0, 2.0}));
+  EXPECT_FALSE(json.contains("covariance_diagonal"));
+  EXPECT_FALSE(json.contains("leaf_variance"));
+}
+
 TEST(JsonReport, GreedyResultHasTheDesignFields) {
   const std::string text = to_json_report(greedy_result(), std::nullopt);
   EXPECT_EQ(text.rfind("{\"algorithm\":", 0), 0u) << "keys keep the documented order";
@@ -72,7 +87,8 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_TRUE(json.at("scores").is_object());
   EXPECT_TRUE(json.at("scores").empty());
   EXPECT_EQ(json.at("seconds").get<double>(), 0.125);
-  EXPECT_EQ(json.size(), 15u) << "no undocumented fields";
+  EXPECT_EQ(json.at("likelihood"), "brownian");
+  EXPECT_EQ(json.size(), 16u) << "no undocumented fields";
 }
 
 TEST(JsonReport, SmcResultWritesEvidenceScoresAndEveryParticle) {

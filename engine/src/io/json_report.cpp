@@ -78,8 +78,16 @@ std::string to_json_report(const FitResult& result, const std::optional<TreeScor
 
   report["ess"] = finite_array(result.ess, "ess");
   report["resampled_at"] = result.resampled_at;
-  report["covariance_diagonal"] = finite_array(result.covariance_diagonal, "covariance_diagonal");
-  report["leaf_variance"] = finite_number(result.leaf_variance, "leaf_variance");
+  // The model as used: Brownian runs report Lambda and v0, discrete ones q and the rates.
+  report["likelihood"] = to_string(result.likelihood);
+  if (result.likelihood == Likelihood::brownian) {
+    report["covariance_diagonal"] = finite_array(result.covariance_diagonal, "covariance_diagonal");
+    report["leaf_variance"] = finite_number(result.leaf_variance, "leaf_variance");
+  } else {
+    report["categories"] = result.categories;
+    report["equilibrium"] = finite_array(result.equilibrium, "equilibrium");
+    report["mutation_rates"] = finite_array(result.mutation_rates, "mutation_rates");
+  }
 
   Json score_object = Json::object();
   if (scores) {
