@@ -11,6 +11,7 @@
 #include "kingman/error.hpp"
 #include "kingman/io/json_report.hpp"
 #include "kingman/io/output_file.hpp"
+#include "kingman/memory_budget.hpp"
 #include "kingman/tree/linkage.hpp"
 #include "kingman/tree/newick.hpp"
 #include "kingman/tree/scores.hpp"
@@ -25,6 +26,7 @@ struct FitArguments {
   std::string algorithm = "greedy-rate1";
   std::string covariance = "learned";
   std::string resampling = "systematic";
+  std::string max_memory;
   std::optional<double> leaf_variance;
   std::string likelihood = "brownian";
   std::string equilibrium = "data";
@@ -87,6 +89,9 @@ Action add_fit_command(CLI::App& app) {
                       "comma-separated list with one per column (default 1)");
   command->add_option("--categories", args->categories,
                       "multinomial alphabet size K (default: largest value + 1)");
+  command->add_option("--max-memory", args->max_memory,
+                      "refuse, before allocating, a run that needs more (e.g. 512M, 16G); "
+                      "default 3/4 of RAM. Greedy-Rate1 switches to a bounded-memory path");
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");
   command->add_option("--json", args->json, "write the JSON report ('-' = stdout)");
@@ -99,6 +104,8 @@ Action add_fit_command(CLI::App& app) {
     options.algorithm = parse_algorithm(args->algorithm);
     options.brownian.covariance = parse_covariance(args->covariance);
     options.resampling = parse_resampling(args->resampling);
+    if (!args->max_memory.empty())
+      options.max_memory = parse_memory_size(args->max_memory, "--max-memory");
     options.brownian.leaf_variance = args->leaf_variance;
     options.likelihood = parse_likelihood(args->likelihood);
     options.discrete.equilibrium = parse_equilibrium(args->equilibrium);

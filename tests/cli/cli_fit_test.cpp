@@ -201,6 +201,26 @@ TEST(CliFit, UsageErrorsExitTwo) {
   }
 }
 
+TEST(CliFit, MaxMemoryRoutesRate1AndRefusesWhatCannotFit) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", csv_of(random_points(300, 3, 8), 300, 3));
+  const ProcessResult full = kingman_cli({"fit", input, "--linkage", "-"});
+  const ProcessResult bounded =
+      kingman_cli({"fit", input, "--linkage", "-", "--max-memory", "100k"});
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
+  EXPECT_EQ(bounded.out, full.out) << "the bounded-memory path gives the same tree";
+  const std::string json = dir.file("r.json");
+  const ProcessResult refused =
+      kingman_cli({"fit", input, "-a", "greedy-maxprob", "--max-memory", "100k", "--json", json});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("--max-memory"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  const ProcessResult smc = kingman_cli({"fit", input, "-a", "mpost2", "--max-memory", "100k"});
+  EXPECT_EQ(smc.exit_code, 1);
+  EXPECT_NE(smc.err.find("--max-memory"), std::string::npos) << smc.err;
+  EXPECT_EQ(kingman_cli({"fit", input, "--max-memory", "lots"}).exit_code, 2);
+}
+
 TEST(CliFit, SameInputGivesIdenticalOutput) {
   TempDir dir;
   const std::string input = dir.write("X.csv", csv_of(random_points(50, 4, 3), 50, 4));

@@ -93,6 +93,7 @@ struct FitOptions {
   std::size_t particles = 100;                    // SMC particle count
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;  // SMC scheme
   double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
+  std::size_t max_memory = 0;  // bytes for large allocations; 0 = 3/4 of physical memory
   bool verbose = false;        // progress lines on stderr
 };
 

@@ -10,6 +10,7 @@
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/inference/smc.hpp"
+#include "kingman/memory_budget.hpp"
 #include "kingman/model/covariance.hpp"
 #include "kingman/model/tree_likelihood.hpp"
 
@@ -91,6 +92,27 @@ double choose_leaf_variance(const Table& data, const FitOptions& options,
   return v0;
 }
 
+std::size_t memory_budget(const FitOptions& options) {
+  return options.max_memory > 0 ? options.max_memory : default_memory_budget();
+}
+
+// SMC keeps the leaf-pair cache (MPost2: two values per pair) and, per particle, O(n d) for its
+// live clusters' messages and pair rows; refuse before allocating if that cannot fit.
+void check_smc_memory(const Table& data, const FitOptions& options, std::size_t budget) {
+  const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
+  const double per_pair = options.algorithm == Algorithm::mpost2 ? 16.0 : 8.0;
+  const double cache = 0.5 * n * (n - 1.0) * per_pair;
+  const double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
+  if (cache + particles > static_cast<double>(budget)) {
+    throw ResourceError(to_string(options.algorithm) + " with " +
+                        std::to_string(options.particles) + " particles on " +
+                        std::to_string(data.rows) + " x " + std::to_string(data.cols) +
+                        " needs about " + format_bytes(cache + particles) +
+                        ", more than the memory budget (--max-memory) of " +
+                        format_bytes(static_cast<double>(budget)));
+  }
+}
+
 }  // namespace
 
 FitResult fit(const Table& data, const FitOptions& options) {
@@ -118,11 +140,13 @@ FitResult fit(const Table& data, const FitOptions& options) {
   // Lambda is learned with the greedy tree (Greedy-Rate1 for SMC runs, which then use it fixed).
   const Algorithm tree_algorithm = smc ? Algorithm::greedy_rate1 : options.algorithm;
   MergeTree tree;
-  if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm);
+  const std::size_t budget = memory_budget(options);
+  if (smc) check_smc_memory(data, options, budget);
+  if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
   for (int round = 1; round <= rounds; ++round) {
     covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
     whitened = whiten(data, covariance);
-    tree = run_greedy(whitened, leaf_variance, tree_algorithm);
+    tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
     if (options.verbose) {
       std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
                 << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
