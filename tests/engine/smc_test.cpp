@@ -45,7 +45,7 @@ void expect_identical(const SmcResult& a, const SmcResult& b) {
 TEST(Smc, SameSeedSameResultForOneTwoAndFourThreads) {
   const WhitenedData data = random_data(24, 5, 3);
   for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
-                             Algorithm::mpost1, Algorithm::mpost2}) {
+                             Algorithm::mpost1, Algorithm::mpost2, Algorithm::race}) {
     SCOPED_TRACE(to_string(proposal));
     SmcOptions options;
     options.proposal = proposal;
@@ -75,8 +75,9 @@ TEST(Smc, DifferentSeedsDiffer) {
 
 TEST(Smc, BookkeepingIsConsistent) {
   const WhitenedData data = random_data(15, 3, 5);
-  for (auto scheme : {kernels::ResamplingScheme::systematic, kernels::ResamplingScheme::stratified,
-                      kernels::ResamplingScheme::residual, kernels::ResamplingScheme::multinomial}) {
+  for (auto scheme :
+       {kernels::ResamplingScheme::systematic, kernels::ResamplingScheme::stratified,
+        kernels::ResamplingScheme::residual, kernels::ResamplingScheme::multinomial}) {
     SmcOptions options;
     options.proposal = Algorithm::priorpost;
     options.particles = 50;
@@ -152,7 +153,8 @@ TEST(Smc, FitReportsBestParticleAndItsLogJoint) {
   ASSERT_EQ(result.particles.size(), 30u);
   ASSERT_TRUE(result.log_evidence.has_value());
   EXPECT_TRUE(std::isfinite(*result.log_evidence));
-  for (const Particle& p : result.particles) EXPECT_LE(p.weight, result.particles[result.best].weight);
+  for (const Particle& p : result.particles)
+    EXPECT_LE(p.weight, result.particles[result.best].weight);
   EXPECT_TRUE(std::isfinite(result.log_joint));
 }
 

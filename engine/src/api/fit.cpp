@@ -96,11 +96,13 @@ std::size_t memory_budget(const FitOptions& options) {
   return options.max_memory > 0 ? options.max_memory : default_memory_budget();
 }
 
-// SMC keeps the leaf-pair cache (MPost2: two values per pair) and, per particle, O(n d) for its
-// live clusters' messages and pair rows; refuse before allocating if that cannot fit.
+// SMC keeps the leaf-pair cache (MPost2: two values per pair; the race has none) and, per
+// particle, O(n d) for its live clusters' messages and pair rows; refuse before allocating if
+// that cannot fit.
 void check_smc_memory(const Table& data, const FitOptions& options, std::size_t budget) {
   const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
-  const double per_pair = options.algorithm == Algorithm::mpost2 ? 16.0 : 8.0;
+  double per_pair = options.algorithm == Algorithm::mpost2 ? 16.0 : 8.0;
+  if (options.algorithm == Algorithm::race) per_pair = 0.0;
   const double cache = 0.5 * n * (n - 1.0) * per_pair;
   const double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
   if (cache + particles > static_cast<double>(budget)) {

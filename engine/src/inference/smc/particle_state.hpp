@@ -3,6 +3,7 @@
 // clusters (messages and pair rows) and their merge list instead of copying them, so copying a
 // particle costs O(live clusters) pointer copies.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct ClusterNode {
   // this one was created are never read.
   std::vector<double> eps_row;
   std::vector<double> log_bessel_row;
+  // The race (race.cpp): key of the random streams of the pair clocks this cluster created,
+  // unique to the particle and step that created it, so copies of a particle share them.
+  std::uint64_t clock_key = 0;
 
   double offset() const { return variance + time; }  // a_c in r_C = a_l + a_r - 2T
 };
