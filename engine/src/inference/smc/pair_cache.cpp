@@ -1,7 +1,5 @@
 #include "pair_cache.hpp"
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "../../scheduler/parallel_for.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +12,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
   const std::size_t d = data.d;
   eps_.resize(n_ * (n_ - 1) / 2);
   // Rows are independent, so the parallel split cannot change any value.
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n_), [&](const auto& rows) {
+  parallel_for_range(0, n_, [&](const auto& rows) {
     for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
       const double* xi = data.row(i);
       for (std::size_t j = i + 1; j < n_; ++j) {
@@ -36,7 +34,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
     }
   if (largest > 0.0) bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300);
   log_bessel_.resize(eps_.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, eps_.size()), [&](const auto& range) {
+  parallel_for_range(0, eps_.size(), [&](const auto& range) {
     for (std::size_t k = range.begin(); k != range.end(); ++k)
       log_bessel_[k] = mpost2_term(eps_[k]);
   });

@@ -43,9 +43,7 @@
 // Copies of one state make the same next merge with the same weight: a step computes the
 // selection and the weight once per group of copies.
 #include "race.hpp"
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "../../scheduler/parallel_for.hpp"
 
 #include <algorithm>
 #include <array>
@@ -245,9 +243,9 @@ class RaceSystem final : public ParticleSystem {
       particles_[s].lineage = static_cast<std::uint32_t>(s);
     }
     // Every particle draws its own leaf-pair clocks; rows are independent of each other.
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, particles_.size()), [&](const auto& r) {
+    parallel_for_range(0, particles_.size(), [&](const auto& r) {
       for (std::size_t s = r.begin(); s != r.end(); ++s) {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(1, n_), [&](const auto& rows) {
+        parallel_for_range(1, n_, [&](const auto& rows) {
           for (std::size_t x = rows.begin(); x != rows.end(); ++x) rescan(particles_[s], x);
         });
       }
@@ -275,7 +273,7 @@ class RaceSystem final : public ParticleSystem {
     }
     // The first member selects (rescanning rows as needed) and weighs; the others take its
     // rows, which the rescans may have changed.
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, groups.size()), [&](const auto& r) {
+    parallel_for_range(0, groups.size(), [&](const auto& r) {
       for (std::size_t g = r.begin(); g != r.end(); ++g) {
         Group& group = groups[g];
         RaceParticle& leader = particles_[group.members.front()];
@@ -285,7 +283,7 @@ class RaceSystem final : public ParticleSystem {
           particles_[group.members[k]].rows = leader.rows;
       }
     });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count), [&](const auto& r) {
+    parallel_for_range(0, count, [&](const auto& r) {
       for (std::size_t s = r.begin(); s != r.end(); ++s) {
         const Group& group = groups[group_of[s]];
         merge(particles_[s], group.selection, step, s);

@@ -2,8 +2,6 @@
 // system of the chosen algorithm: the per-step proposals of MODEL.md section 5 (below) or the
 // regenerative race of section 6 (race.cpp). Each particle's randomness comes from streams keyed
 // by coordinates that ignore the thread count, so the thread count never changes a value.
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "../../scheduler/parallel_for.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "pair_cache.hpp"
@@ -97,7 +96,7 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (std::size_t g0 = 0; g0 < group_leader.size(); g0 += batch) {
       const std::size_t g1 = std::min(group_leader.size(), g0 + batch);
       candidates_.resize(std::max(candidates_.size(), g1 - g0));
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(g0, g1), [&](const auto& range) {
+      detail::parallel_for_range(g0, g1, [&](const auto& range) {
         for (std::size_t g = range.begin(); g != range.end(); ++g)
           detail::build_candidates(particles_[group_leader[g]], context_, candidates_[g - g0]);
       });
@@ -107,7 +106,7 @@ class ProposalSystem final : public detail::ParticleSystem {
       for (std::size_t g = g0; g < g1; ++g)
         for (std::size_t b = member_begin[g]; b < member_begin[g + 1]; b += kChunk)
           tasks.emplace_back(b, std::min(b + kChunk, member_begin[g + 1]));
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size()), [&](const auto& range) {
+      detail::parallel_for_range(0, tasks.size(), [&](const auto& range) {
         detail::ChosenPairCache chosen_pairs;
         for (std::size_t task = range.begin(); task != range.end(); ++task) {
           chosen_pairs.clear();
