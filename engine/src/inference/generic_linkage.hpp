@@ -1,0 +1,95 @@
+#pragma once
+// Mueller's generic linkage over pair scores that are fixed once a pair exists (the Greedy-Rate1
+// heights of MODEL.md section 4, for any likelihood): each live cluster keeps its best partner
+// among higher slots and a lower bound of that pair's score in a heap; only rows whose best
+// partner merged are rescanned, lazily, when they reach the top. O(n^2) scores, n(n-1)/2 doubles.
+//
+// score(i, j): the pair's unclamped merge height (called once per pair, i < j slots).
+// merge(a, b, height): merge slot a into slot b (a < b) at `height`, the score clamped to the
+// previous merge's height.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "condensed_index.hpp"
+#include "indexed_min_heap.hpp"
+#include "kingman/tree/merge_tree.hpp"
+
+namespace kingman::detail {
+
+template <typename Score, typename MergeSlots>
+MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
+  MergeTree tree;
+  tree.leaf_count = n;
+  if (n < 2) return tree;
+  tree.merges.reserve(n - 1);
+
+  std::vector<double> pair_height(n * (n - 1) / 2);
+  std::vector<std::size_t> best_partner(n, 0);
+  std::vector<std::size_t> node_id(n);
+  std::vector<char> active(n, 1);
+  IndexedMinHeap heap(n);
+  auto height = [&](std::size_t i, std::size_t j) -> double& {
+    return pair_height[condensed_index(n, i, j)];
+  };
+
+  // Rescans row i (partners j > i); removes i from the heap if it has no live partner above.
+  auto rescan = [&](std::size_t i) {
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t partner = n;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (active[j] && (partner == n || height(i, j) < best)) {
+        best = height(i, j);
+        partner = j;
+      }
+    }
+    if (partner == n) {
+      heap.remove(i);
+      return;
+    }
+    best_partner[i] = partner;
+    heap.set(i, best);
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    node_id[i] = i;
+    for (std::size_t j = i + 1; j < n; ++j) height(i, j) = score(i, j);
+  }
+  for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
+
+  double current_height = 0.0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    std::size_t a = heap.top();
+    // The heap holds lower bounds; a row whose best partner merged is rescanned until the top
+    // is exact, and then it is the global minimum.
+    while (!active[best_partner[a]] || height(a, best_partner[a]) != heap.key(a)) {
+      rescan(a);
+      a = heap.top();
+    }
+    const std::size_t b = best_partner[a];
+    const double merge_height = std::max(height(a, b), current_height);
+    merge(a, b, merge_height);
+    tree.merges.push_back(
+        {std::min(node_id[a], node_id[b]), std::max(node_id[a], node_id[b]), merge_height});
+    current_height = merge_height;
+    node_id[b] = n + step;
+    active[a] = 0;
+    heap.remove(a);
+
+    for (std::size_t j = 0; j < b; ++j) {
+      if (!active[j]) continue;
+      const double h = height(j, b) = score(j, b);
+      if (heap.contains(j) && h < heap.key(j)) {
+        best_partner[j] = b;
+        heap.set(j, h);
+      }
+    }
+    for (std::size_t j = b + 1; j < n; ++j) {
+      if (active[j]) height(b, j) = score(b, j);
+    }
+    rescan(b);
+  }
+  return tree;
+}
+
+}  // namespace kingman::detail
