@@ -7,8 +7,8 @@
 namespace kingman {
 
 struct Labels {
-  std::vector<std::size_t> class_of;      // class index of each row, 0..names.size()-1
-  std::vector<std::string> names;         // class names in order of first appearance
+  std::vector<std::size_t> class_of;  // class index of each row, 0..names.size()-1
+  std::vector<std::string> names;     // class names in order of first appearance
 };
 
 // One label per line (blank trailing lines ignored). Throws InputError if the count differs

@@ -13,7 +13,7 @@ enum class HeaderMode { automatic, present, absent };
 enum class IdColumnMode { automatic, present, absent };
 
 struct TableReadOptions {
-  HeaderMode header = HeaderMode::automatic;       // first row is column names?
+  HeaderMode header = HeaderMode::automatic;         // first row is column names?
   IdColumnMode id_column = IdColumnMode::automatic;  // first column holds row names?
   std::optional<char> delimiter;  // ',', '\t' or ' ' (any run of blanks); unset: detected
 };

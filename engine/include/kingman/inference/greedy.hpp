@@ -1,7 +1,7 @@
 #pragma once
 // The greedy family (MODEL.md section 4): one good tree, built one merge at a time.
-#include "kingman/model/whitened_data.hpp"
 #include <cstddef>
+#include "kingman/model/whitened_data.hpp"
 
 #include "kingman/memory_budget.hpp"
 #include "kingman/options.hpp"
