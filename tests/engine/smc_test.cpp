@@ -120,6 +120,31 @@ TEST(Smc, ThresholdZeroNeverResamplesAndOneAlwaysDoes) {
     }
 }
 
+// Identical points (allowed with a positive leaf variance) make MPost1/MPost2's cheap scores
+// infinite; they must still run. With two points there is one pair, so every posterior
+// proposal's single weight is its exact mass: all three agree to rounding.
+TEST(Smc, IdenticalPointsWithLeafVarianceRunForEveryPosteriorProposal) {
+  for (std::size_t n : {2u, 5u}) {
+    WhitenedData data = random_data(n, 3, 9);
+    for (std::size_t i = 1; i < n; ++i)
+      for (std::size_t j = 0; j < 3; ++j) data.x[i * 3 + j] = data.x[j];
+    std::vector<double> evidence;
+    for (Algorithm proposal : {Algorithm::postpost, Algorithm::mpost1, Algorithm::mpost2}) {
+      SmcOptions options;
+      options.proposal = proposal;
+      options.particles = 20;
+      const SmcResult result = run_smc(data, 0.1, options);
+      ASSERT_TRUE(std::isfinite(result.log_evidence)) << to_string(proposal) << " n=" << n;
+      for (const SmcParticle& p : result.particles) EXPECT_NO_THROW(validate(p.tree));
+      evidence.push_back(result.log_evidence);
+    }
+    if (n == 2) {
+      EXPECT_NEAR(evidence[1], evidence[0], 1e-12 * std::abs(evidence[0]));
+      EXPECT_NEAR(evidence[2], evidence[0], 1e-12 * std::abs(evidence[0]));
+    }
+  }
+}
+
 TEST(Smc, RejectsBadSettings) {
   const WhitenedData data = random_data(5, 2, 7);
   SmcOptions options;

@@ -2,8 +2,10 @@
 // Pair quantities shared by all particles: the leaf-pair squared distances (and MPost2's
 // per-pair Bessel terms), computed once in parallel; pairs involving a merged cluster are
 // read from that cluster's own row.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -24,7 +26,11 @@ class LeafPairCache {
 
   // MPost2's pair score without lambda (Henao & Lucas eq. 13): log(eps^{p/2} K_p(sqrt eps)),
   // p = 1 - d/2, from a per-run fit of the fixed-order Bessel function.
+  // Identical points (eps = 0, allowed when the leaf variance is positive) would make the score
+  // infinite; the score only chooses the pair (the weight is exact), so they are scored at the
+  // smallest normal distance instead, which still ranks them first.
   double mpost2_term(double eps) const {
+    eps = std::max(eps, std::numeric_limits<double>::min());
     const double log_eps = std::log(eps);
     return 0.5 * shape_ * log_eps + (bessel_ ? bessel_->of_square(eps, log_eps)
                                              : kernels::log_bessel_k(shape_, std::sqrt(eps)));

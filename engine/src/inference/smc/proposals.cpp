@@ -142,7 +142,10 @@ void build_candidates(const ParticleState& state, const StepContext& context,
           candidates.log_score[at] = density.log_pair_mass(cache.eps(a, b), offset, lambda);
           break;
         case Algorithm::mpost1:
-          candidates.log_score[at] = density.log_mpost1_score(cache.eps(a, b), offset, lambda);
+          // As for MPost2 (pair_cache.hpp): identical points get the smallest normal distance
+          // so that the complete integral stays finite; only the choice uses it.
+          candidates.log_score[at] = density.log_mpost1_score(
+              std::max(cache.eps(a, b), std::numeric_limits<double>::min()), offset, lambda);
           break;
         default:  // MPost2: lambda enters only through exp(lambda r_C / 2)
           candidates.log_score[at] = 0.5 * lambda * offset + cache.log_bessel(a, b);
