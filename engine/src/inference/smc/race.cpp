@@ -57,6 +57,7 @@
 
 #include "kingman/error.hpp"
 #include "kingman/kernels/gig.hpp"
+#include "kingman/kernels/gig_quantile.hpp"
 #include "kingman/kernels/gig_quick_sampler.hpp"
 #include "kingman/kernels/gig_tail.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -69,6 +70,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Clocks a row lists: enough that most rows never need a rescan.
 constexpr std::size_t kListed = 4;
+// Pairs of a row drawn before the skip test starts, chosen by their clock at the GIG mode.
+constexpr std::size_t kSeeded = 4;
+// Where a pair's clock law switches from inversion to rejection (see RateOnePair::cut).
+constexpr double kCutSpreads = 4.0;
 // A killed pair's survival correction log(1 + L/U) <= L/U is dropped when L/U < e^-40: the
 // log weight moves by less than 1e-17.
 constexpr double kLogNegligible = -40.0;
@@ -84,6 +89,61 @@ class RateOnePair {
 
   double shape() const { return shape_; }
 
+  // The GIG mode (psi = 1): where the density of u = log s peaks.
+  double mode(double eps) const {
+    const double root = std::sqrt(shape_ * shape_ + eps);
+    return shape_ >= 0.0 ? shape_ + root : eps / (root - shape_);
+  }
+
+  // A pair's clock is tau = created - (s - r)/2 with s from the GIG truncated to s >= r, drawn
+  // in two parts split at a cut s_c that depends on the pair alone, four spreads (of log s)
+  // below the mode: with the clock's first uniform w and P = P(s < s_c) (exact, from cheap
+  // tail integrals), s = F^{-1}(w) by inversion when w < P, else a rejection draw (the quick
+  // sampler) from the part beyond s_c with the stream's next uniforms. Both parts are exact
+  // and chosen with their exact probabilities, so s is exact; and below s_c, s is monotone in
+  // w, which is what certainly_not_after uses. Plain inversion everywhere would do as well but
+  // costs ~30 times more than the rejection draw in the bulk, where most drawn clocks are.
+  double cut(double eps) const {
+    const double mode = this->mode(eps);
+    const double spread = 1.0 / std::sqrt(0.5 * (eps / mode + mode));
+    return mode * std::exp(-kCutSpreads * spread);
+  }
+
+  // A number b such that the clock with first uniform w is certainly not later than theta
+  // when w >= b (b <= 0: whatever w; b >= 1: no w shows it). `mode` is mode(eps). tau > theta needs
+  // s < s_theta = r + 2 (created - theta); where s_theta <= s_c that means the inverted part, w <
+  // F(s_theta), and F(s_theta) <= L/U (survival_bound).
+  double not_after_threshold(double eps, double mode, double offset, double created,
+                             double theta) const {
+    if (theta >= created) return 0.0;
+    const double s_theta = offset + 2.0 * (created - theta);
+    const SurvivalBound bound = survival_bound(eps, mode, s_theta);
+    // s_theta above the cut, or no bound.
+    if (!(bound.log_below_mode <= -kCutSpreads * bound.spread) || !(bound.log_ratio < kInf))
+      return 1.0;
+    // e^-700 / scale is below any uniform's resolution (2^-53 steps).
+    if (bound.log_ratio < -700.0 && bound.scale >= 1e-200) return 0.0;
+    return std::exp(bound.log_ratio) / bound.scale;
+  }
+
+  // The clock for first uniform w and the rest of its stream.
+  template <typename Stream>
+  double clock(double eps, double offset, double created, double w, Stream& stream) const {
+    const double cut_point = cut(eps);
+    double log_beyond = std::nan("");  // log int_r^inf f, computed only when needed
+    if (cut_point > offset) {
+      log_beyond = kernels::log_gig_mass_beyond(shape_, eps, 1.0, offset);
+      const double log_below_cut = log_interval(eps, offset, cut_point);
+      if (std::log(w) < log_below_cut - log_beyond) {
+        return created - 0.5 * kernels::gig_truncated_quantile_excess(shape_, eps, 1.0, offset, w,
+                                                                      log_beyond);
+      }
+    }
+    const double lower = std::max(offset, cut_point);
+    const double s = kernels::QuickTruncatedGigSampler(shape_, eps, 1.0, lower)(stream);
+    return created - std::max(0.0, 0.5 * (s - offset));
+  }
+
   // log N_C = log int_0^inf e^{-delta} Z_C(r + 2 delta) d delta.
   double log_mass(double eps, double offset) const {
     if (offset > 0.0) {
@@ -98,7 +158,7 @@ class RateOnePair {
   // in [offset, offset_now] and U beyond.
   double log_kill_factor(double eps, double offset, double offset_now, double delta) const {
     if (!(offset_now > offset)) return 0.0;  // killed when created: S_C = 1
-    if (log_survival_bound(eps, offset_now) < kLogNegligible) return -delta;
+    if (survival_negligible(eps, offset_now)) return -delta;
     // 1 + L/U = I(offset) / I(offset_now), I(r) = int_r^inf f = I - T(r), T(r) = int_0^r f,
     // with I the complete (Bessel) integral and the lower tails T by Gauss-Laguerre far below
     // the mode (1e-10 relative; there T / I < ~1e-3, so the log weight moves by < 1e-12), or
@@ -117,22 +177,51 @@ class RateOnePair {
   }
 
  private:
-  // An upper bound on log(L/U), L = int_{r}^{r'} f, U = int_{r'}^inf f, from r' alone (+inf where
-  // it gives none). In u = log s the integrand e^{phi(u)} is log-concave. Left of the mode u*,
-  // the tangent at u' = log r' bounds phi from above, so L <= e^{phi(u')} / phi'(u'); and U
-  // holds at least the stretch [u*, u* + w] where phi >= phi(u* + w), w = 1/sqrt(-phi''(u*)).
-  double log_survival_bound(double eps, double offset_now) const {
-    const double p = shape_;
-    const double root = std::sqrt(p * p + eps);
-    const double mode = p >= 0.0 ? p + root : eps / (root - p);
-    if (!(offset_now < mode)) return kInf;
-    const double slope = p + 0.5 * (eps / offset_now - offset_now);
-    if (!(slope > 0.0)) return kInf;
-    const double width = 1.0 / std::sqrt(0.5 * (eps / mode + mode));
-    const double beyond = mode * std::exp(width);
-    const double phi_now = p * std::log(offset_now) - 0.5 * (eps / offset_now + offset_now);
-    const double phi_beyond = p * (std::log(mode) + width) - 0.5 * (eps / beyond + beyond);
-    return phi_now - std::log(slope) - std::log(width) - phi_beyond;
+  // log int_a^b f for 0 <= a < b below the mode: the Laguerre lower tails where they apply (the
+  // difference only when it loses no precision), else the adaptive integral.
+  double log_interval(double eps, double a, double b) const {
+    const double tail_b = kernels::log_gig_lower_tail_laguerre(shape_, eps, 1.0, b);
+    if (!std::isnan(tail_b)) {
+      if (a == 0.0) return tail_b;
+      const double tail_a = kernels::log_gig_lower_tail_laguerre(shape_, eps, 1.0, a);
+      if (!std::isnan(tail_a) && tail_a < tail_b - 1.0)
+        return tail_b + std::log1p(-std::exp(tail_a - tail_b));
+    }
+    return kernels::log_gig_interval_integral(shape_, eps, 1.0, a, b);
+  }
+
+  // An upper bound on log(L/U), L = int_{r}^{s} f, U = int_{s}^inf f, from s alone: the pair
+  // (log_ratio, scale) with log(L/U) <= log_ratio - log(scale); log_ratio = +inf where it gives
+  // none. In u = log s the integrand e^{phi(u)}, phi(u) = p u - (eps e^-u + e^u)/2, is
+  // log-concave. Left of the mode u*, the tangent at log s bounds phi from above, so
+  // L <= e^{phi(log s)} / phi'(log s); and U holds at least the stretch [u*, u* + h] where
+  // phi >= phi(u* + h) >= p (u* + h) - (eps / mode + mode (1 + h + h^2))/2 (e^-h <= 1 and
+  // e^h <= 1 + h + h^2 for h = min(1, 1/sqrt(-phi''(u*)))). One log and one square root.
+  struct SurvivalBound {
+    double log_ratio;
+    double scale;
+    double log_below_mode;  // log(s / mode)
+    double spread;          // 1/sqrt(-phi''(u*))
+  };
+  SurvivalBound survival_bound(double eps, double mode, double s) const {
+    const double spread = 1.0 / std::sqrt(0.5 * (eps / mode + mode));
+    const double log_below_mode = std::log(s / mode);
+    const double slope = shape_ + 0.5 * (eps / s - s);
+    if (!(s < mode) || !(slope > 0.0)) return {kInf, 1.0, log_below_mode, spread};
+    const double h = std::min(1.0, spread);
+    const double log_ratio = shape_ * (log_below_mode - h) - 0.5 * (eps / s + s) +
+                             0.5 * (eps / mode + mode * (1.0 + h + h * h));
+    return {log_ratio, slope * h, log_below_mode, spread};
+  }
+
+  // Whether log(L/U) < kLogNegligible by that bound.
+  bool survival_negligible(double eps, double offset_now) const {
+    const SurvivalBound bound = survival_bound(eps, mode(eps), offset_now);
+    if (!(bound.log_ratio < kInf)) return false;
+    // Most killed pairs are far in the tail: decide without the second log when the scale
+    // cannot matter.
+    if (bound.scale >= 1e-6 && bound.log_ratio < kLogNegligible - 14.0) return true;
+    return bound.log_ratio - std::log(bound.scale) < kLogNegligible;
   }
 
   double shape_, constant_;
@@ -319,9 +408,14 @@ class RaceSystem final : public ParticleSystem {
     return sum;
   }
 
-  // The clock of the pair (row_cluster, partner): a pure function of its stream's key.
-  double draw_clock(const ClusterNode& row_cluster, const ClusterNode& partner,
-                    std::uint32_t lineage) const {
+  // What a pair's clock depends on besides its uniform.
+  struct PairLaw {
+    double eps;      // squared distance
+    double created;  // t_C0 = min(t_l, t_r)
+    double offset;   // r_C at creation
+  };
+
+  PairLaw pair_law(const ClusterNode& row_cluster, const ClusterNode& partner) const {
     const double created = std::min(row_cluster.time, partner.time);
     // r_C at creation, as a sum of nonnegative terms.
     const double offset = (row_cluster.variance + partner.variance) +
@@ -333,31 +427,77 @@ class RaceSystem final : public ParticleSystem {
                            " coincide with leaf variance 0, where the model's density is "
                            "infinite; use a leaf variance > 0");
     }
-    ClockStream stream(clock_stream_key_, clock_key(row_cluster, lineage),
-                       static_cast<std::uint32_t>(partner.id));
-    const double s = kernels::QuickTruncatedGigSampler(pair_.shape(), eps, 1.0, offset)(stream);
-    return created - std::max(0.0, 0.5 * (s - offset));
+    return {eps, created, offset};
   }
 
   // Recomputes the row of live position x: its kListed best clocks and a bound on the rest.
+  // Clocks are drawn by inversion, monotone in their uniform, so most need no draw: once the
+  // row has kListed clocks, a pair whose uniform shows (by a cheap bound on its distribution
+  // function) that it cannot ring after the kListed-th best is skipped, and the row's bound
+  // covers it. The pairs most likely to ring late (by the clock at their GIG mode) are drawn
+  // first, so that the skip test has a late threshold from the start.
   void rescan(RaceParticle& particle, std::size_t x) const {
     const auto& live = particle.state.live;
     const ClusterNode& cluster = *live[x];
+    struct Candidate {
+      double typical;  // the clock at the GIG mode (a ranking only)
+      double mode;     // pair_.mode(law.eps)
+      PairLaw law;
+      std::uint32_t partner;  // live position
+    };
+    thread_local std::vector<Candidate> candidates;
+    candidates.resize(x);
+    for (std::size_t y = 0; y < x; ++y) {
+      const PairLaw law = pair_law(cluster, *live[y]);
+      const double mode = pair_.mode(law.eps);
+      const double typical = law.created - 0.5 * std::max(0.0, mode - law.offset);
+      candidates[y] = {typical, mode, law, static_cast<std::uint32_t>(y)};
+    }
+    const std::size_t seeded = std::min(x, kSeeded);
+    std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(seeded),
+                     candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.typical > b.typical; });
+
     std::array<Clock, kListed + 1> best;
     std::size_t size = 0;
-    for (std::size_t y = 0; y < x; ++y) {
-      const Clock clock{draw_clock(cluster, *live[y], particle.lineage),
-                        static_cast<std::uint32_t>(live[y]->id)};
-      if (size == best.size() && !rings_before(clock, best.back())) continue;
+    auto insert = [&](const Clock& clock) {
+      if (size == best.size() && !rings_before(clock, best.back())) return;
       std::size_t at = std::min(size, best.size() - 1);
       for (; at > 0 && rings_before(clock, best[at - 1]); --at) best[at] = best[at - 1];
       best[at] = clock;
       size = std::min(size + 1, best.size());
+    };
+    double skipped_bound = -kInf;  // no skipped clock is later
+    for (std::size_t i = 0; i < x; ++i) {
+      const Candidate& candidate = candidates[i];
+      const ClusterNode& partner = *live[candidate.partner];
+      const PairLaw& law = candidate.law;
+      // The uniform is drawn only when the skip test needs it or the clock is drawn.
+      double skip_from = 1.0;  // skip when w >= skip_from
+      double threshold = -kInf;
+      if (i >= seeded && size >= kListed) {
+        threshold = best[kListed - 1].time;
+        skip_from =
+            pair_.not_after_threshold(law.eps, candidate.mode, law.offset, law.created, threshold);
+        if (skip_from <= 0.0) {
+          skipped_bound = std::max(skipped_bound, threshold);
+          continue;
+        }
+      }
+      ClockStream stream(clock_stream_key_, clock_key(cluster, particle.lineage),
+                         static_cast<std::uint32_t>(partner.id));
+      const double w = stream.uniform();
+      if (w >= skip_from) {
+        skipped_bound = std::max(skipped_bound, threshold);
+        continue;
+      }
+      insert({pair_.clock(law.eps, law.offset, law.created, w, stream),
+              static_cast<std::uint32_t>(partner.id)});
     }
     Row& row = particle.rows[x];
     row.count = static_cast<std::uint32_t>(std::min(size, kListed));
     std::copy_n(best.begin(), row.count, row.listed.begin());
-    row.bound = size > kListed ? best[kListed].time : -kInf;
+    row.bound = std::max(size > kListed ? best[kListed].time : -kInf, skipped_bound);
   }
 
   // The live pair with the most recent clock.
