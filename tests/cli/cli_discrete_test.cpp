@@ -106,7 +106,8 @@ TEST(CliDiscrete, OptionMisuseExitsTwo) {
       {"--likelihood", "binary", "--mutation-rate", "-1"},
       {"--likelihood", "binary", "--categories", "3"},
       {"--likelihood", "binary", "-a", "mgreedy"},
-      {"--likelihood", "binary", "-a", "postpost"},
+      {"--likelihood", "binary", "-a", "mpost2"},
+      {"--likelihood", "binary", "-a", "mpost1"},
       {"--likelihood", "binary", "--leaf-variance", "0.1"},
       {"--mutation-rate", "2"},
   };

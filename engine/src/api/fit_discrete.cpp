@@ -2,26 +2,67 @@
 
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "kingman/error.hpp"
 #include "kingman/inference/discrete_greedy.hpp"
+#include "kingman/inference/discrete_smc.hpp"
+#include "kingman/memory_budget.hpp"
 #include "kingman/model/discrete_data.hpp"
 #include "kingman/model/discrete_tree_likelihood.hpp"
 
 namespace kingman::detail {
 
+namespace {
+
+bool is_discrete_smc(Algorithm algorithm) {
+  return algorithm == Algorithm::priorprior || algorithm == Algorithm::priorpost ||
+         algorithm == Algorithm::postpost || algorithm == Algorithm::race;
+}
+
+// SMC keeps, per particle, at most n live clusters of d * K message doubles and d flags (plus
+// pointers); refuse before allocating if that cannot fit.
+void check_smc_memory(const DiscreteData& data, const FitOptions& options) {
+  const std::size_t budget = options.max_memory > 0 ? options.max_memory : default_memory_budget();
+  const double per_cluster =
+      static_cast<double>(data.d) * (8.0 * static_cast<double>(data.categories) + 1.0) + 96.0;
+  const double bytes =
+      static_cast<double>(options.particles) * static_cast<double>(data.n) * (per_cluster + 48.0);
+  if (bytes > static_cast<double>(budget)) {
+    std::string message = to_string(options.algorithm);
+    message += " with ";
+    message += std::to_string(options.particles);
+    message += " particles on ";
+    message += std::to_string(data.n);
+    message += " x ";
+    message += std::to_string(data.d);
+    message += " needs about ";
+    message += format_bytes(bytes);
+    message += ", more than the memory budget (--max-memory) of ";
+    message += format_bytes(static_cast<double>(budget));
+    throw ResourceError(message);
+  }
+}
+
+}  // namespace
+
 FitResult fit_discrete(const Table& data, const FitOptions& options) {
   const std::string likelihood = to_string(options.likelihood);
-  if (!is_greedy(options.algorithm)) {
-    throw OptionError("algorithm " + to_string(options.algorithm) + " is not yet available with " +
-                      "--likelihood " + likelihood +
-                      "; use greedy-rate1, greedy-minduration or greedy-maxprob");
+  const bool smc = is_discrete_smc(options.algorithm);
+  if (!is_greedy(options.algorithm) && !smc) {
+    std::string message = "algorithm ";
+    message += to_string(options.algorithm);
+    message += " is not available with --likelihood ";
+    message += likelihood;
+    message +=
+        "; use priorprior, priorpost, postpost or race, or greedy-rate1, greedy-minduration or "
+        "greedy-maxprob";
+    throw OptionError(message);
   }
   if (options.brownian.leaf_variance) {
     throw OptionError("--leaf-variance applies to --likelihood brownian, not " + likelihood);
   }
   const DiscreteData encoded = encode_discrete(data, options.likelihood, options.discrete);
-  MergeTree tree = run_greedy(encoded, options.algorithm);
 
   FitResult result;
   result.algorithm = options.algorithm;
@@ -30,9 +71,32 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
   result.d = data.cols;
   result.seed = options.seed;
   result.threads = 1;
-  result.log_joint = tree_density(encoded, tree).log_joint();
-  result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
-  result.best = 0;
+  if (smc) {
+    check_smc_memory(encoded, options);
+    SmcOptions smc_options;
+    smc_options.proposal = options.algorithm;
+    smc_options.particles = options.particles;
+    smc_options.seed = options.seed;
+    smc_options.threads = options.threads;
+    smc_options.resampling = options.resampling;
+    smc_options.ess_threshold = options.ess_threshold;
+    smc_options.verbose = options.verbose;
+    SmcResult run = run_smc(encoded, smc_options);
+    result.threads = run.threads;
+    result.log_evidence = run.log_evidence;
+    result.ess = std::move(run.ess);
+    result.resampled_at = std::move(run.resampled_at);
+    for (std::size_t s = 0; s < run.particles.size(); ++s) {
+      result.particles.push_back(Particle{run.particles[s].log_weight, run.particles[s].weight,
+                                          std::move(run.particles[s].tree)});
+      // Highest weight wins; ties go to the lowest index.
+      if (result.particles[s].weight > result.particles[result.best].weight) result.best = s;
+    }
+  } else {
+    result.particles.push_back(Particle{0.0, 1.0, run_greedy(encoded, options.algorithm)});
+    result.best = 0;
+  }
+  result.log_joint = tree_density(encoded, result.best_tree()).log_joint();
   result.categories = encoded.categories;
   result.equilibrium = encoded.equilibrium;
   result.mutation_rates = encoded.mutation_rate;

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+
+#include "kingman/error.hpp"
 
 namespace kingman {
 
@@ -34,13 +38,54 @@ DiscreteMessages::DiscreteMessages(const DiscreteData& data)
   }
 }
 
-double DiscreteMessages::overlap(std::size_t l, std::size_t r, std::size_t col) const {
-  const double* q = data_->q(col);
-  const double* ml = message(l, col);
-  const double* mr = message(r, col);
+double discrete_overlap(const DiscreteData& data, std::size_t col, const double* column_l,
+                        const double* column_r) {
+  const double* q = data.q(col);
   double sum = 0.0;
-  for (std::size_t k = 0; k < data_->categories; ++k) sum += q[k] * ml[k] * mr[k];
+  for (std::size_t k = 0; k < data.categories; ++k) sum += q[k] * column_l[k] * column_r[k];
   return sum;
+}
+
+double merge_discrete_clusters(const DiscreteData& data, DiscreteClusterView l,
+                               DiscreteClusterView r, double t, double* message_out,
+                               unsigned char* observed_out) {
+  const std::size_t k_count = data.categories;
+  const double dt_l = t - l.time;  // <= 0
+  const double dt_r = t - r.time;
+  double log_z = 0.0;
+  for (std::size_t j = 0; j < data.d; ++j) {
+    const bool obs_l = l.observed[j] != 0, obs_r = r.observed[j] != 0;
+    double* out = message_out + j * k_count;
+    const double lambda = data.mutation_rate[j];
+    if (!obs_l && !obs_r) {
+      std::fill(out, out + k_count, 1.0);
+      observed_out[j] = 0;
+      continue;
+    }
+    const double* ml = l.message + j * k_count;
+    const double* mr = r.message + j * k_count;
+    // Upward message through a branch: (1 - a) + a M, with a = e^{lambda dt}.
+    const double a_l = std::exp(lambda * dt_l), b_l = -std::expm1(lambda * dt_l);
+    const double a_r = std::exp(lambda * dt_r), b_r = -std::expm1(lambda * dt_r);
+    observed_out[j] = 1;
+    if (!obs_l || !obs_r) {
+      // One side is all ones: S_d = q . M = 1, so Z^d = 1 exactly and only the branch acts.
+      const double* m = obs_l ? ml : mr;
+      const double a = obs_l ? a_l : a_r, b = obs_l ? b_l : b_r;
+      for (std::size_t k = 0; k < k_count; ++k) out[k] = b + a * m[k];
+      continue;
+    }
+    const double z = column_likelihood(lambda * (dt_l + dt_r), discrete_overlap(data, j, ml, mr));
+    if (!(z > 0.0)) {
+      log_z = -kInf;
+      std::fill(out, out + k_count, 1.0);
+    } else {
+      log_z += std::log(z);
+      for (std::size_t k = 0; k < k_count; ++k)
+        out[k] = (b_l + a_l * ml[k]) * (b_r + a_r * mr[k]) / z;
+    }
+  }
+  return log_z;
 }
 
 double DiscreteMessages::log_local_likelihood(std::size_t l, std::size_t r, double t) const {
@@ -54,56 +99,35 @@ double DiscreteMessages::log_local_likelihood(std::size_t l, std::size_t r, doub
 }
 
 double DiscreteMessages::merge(std::size_t l, std::size_t r, double t, std::size_t into) {
-  const std::size_t d = data_->d;
-  const std::size_t k_count = data_->categories;
-  const double dt_l = t - time_[l];  // <= 0
-  const double dt_r = t - time_[r];
-  double log_z = 0.0;
-  for (std::size_t j = 0; j < d; ++j) {
-    const bool obs_l = observes(l, j), obs_r = observes(r, j);
-    double* out = message_.data() + (into * d + j) * k_count;
-    const double lambda = data_->mutation_rate[j];
-    if (!obs_l && !obs_r) {
-      std::fill(out, out + k_count, 1.0);
-      continue;
-    }
-    const double* ml = message(l, j);
-    const double* mr = message(r, j);
-    // Upward message through a branch: (1 - a) + a M, with a = e^{lambda dt}.
-    const double a_l = std::exp(lambda * dt_l), b_l = -std::expm1(lambda * dt_l);
-    const double a_r = std::exp(lambda * dt_r), b_r = -std::expm1(lambda * dt_r);
-    if (!obs_l || !obs_r) {
-      // One side is all ones: S_d = q . M = 1, so Z^d = 1 exactly and only the branch acts.
-      const double* m = obs_l ? ml : mr;
-      const double a = obs_l ? a_l : a_r, b = obs_l ? b_l : b_r;
-      for (std::size_t k = 0; k < k_count; ++k) out[k] = b + a * m[k];
-      observed_[into * d + j] = 1;
-      continue;
-    }
-    const double z = column_likelihood(lambda * (dt_l + dt_r), overlap(l, r, j));
-    if (!(z > 0.0)) {
-      log_z = -kInf;
-      std::fill(out, out + k_count, 1.0);
-    } else {
-      log_z += std::log(z);
-      for (std::size_t k = 0; k < k_count; ++k)
-        out[k] = (b_l + a_l * ml[k]) * (b_r + a_r * mr[k]) / z;
-    }
-    observed_[into * d + j] = 1;
-  }
+  const double log_z = merge_discrete_clusters(
+      *data_, cluster(l), cluster(r), t, message_.data() + into * data_->d * data_->categories,
+      observed_.data() + into * data_->d);
   time_[into] = t;
   return log_z;
 }
 
-void DiscretePair::assign(const DiscreteMessages& messages, std::size_t l, std::size_t r) {
+DiscretePair::DiscretePair(std::vector<double> overlaps, std::vector<double> rates, double time_l,
+                           double time_r)
+    : overlap_(std::move(overlaps)),
+      rate_(std::move(rates)),
+      latest_time_(std::min(time_l, time_r)),
+      time_sum_(time_l + time_r) {
+  if (overlap_.size() != rate_.size())
+    throw Error("DiscretePair: " + std::to_string(overlap_.size()) + " overlaps but " +
+                std::to_string(rate_.size()) + " rates");
+  common_rate_ =
+      std::all_of(rate_.begin(), rate_.end(), [&](double rate) { return rate == rate_.front(); });
+}
+
+void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, DiscreteClusterView r) {
   overlap_.clear();
   rate_.clear();
-  latest_time_ = std::min(messages.time(l), messages.time(r));
-  time_sum_ = messages.time(l) + messages.time(r);
-  const DiscreteData& data = messages.data();
+  latest_time_ = std::min(l.time, r.time);
+  time_sum_ = l.time + r.time;
+  const std::size_t k_count = data.categories;
   for (std::size_t j = 0; j < data.d; ++j) {
-    if (!messages.observes(l, j) || !messages.observes(r, j)) continue;
-    overlap_.push_back(messages.overlap(l, r, j));
+    if (!l.observed[j] || !r.observed[j]) continue;
+    overlap_.push_back(discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count));
     rate_.push_back(data.mutation_rate[j]);
   }
   common_rate_ =

@@ -20,6 +20,27 @@
 
 namespace kingman {
 
+// A read-only view of one cluster of the model: its messages, observed flags and time. The
+// merge math below works on views, so the slot store (DiscreteMessages) and the persistent
+// clusters of the SMC particles (inference/smc/discrete_smc.cpp) share one implementation.
+struct DiscreteClusterView {
+  const double* message = nullptr;          // d * K values: column j at message + j * K
+  const unsigned char* observed = nullptr;  // d flags: whether any leaf observes column j
+  double time = 0.0;                        // t_c <= 0
+};
+
+// S_d = sum_k q_dk M_l^{dk} M_r^{dk} of column `col`, given the two columns' K values.
+double discrete_overlap(const DiscreteData& data, std::size_t col, const double* column_l,
+                        const double* column_r);
+
+// Merges clusters l and r at time t <= min(t_l, t_r): writes the merged cluster's d * K message
+// and d observed flags and returns its local log-likelihood log Z (-inf for an impossible merge;
+// the merged message is then set to all ones so that later merges stay finite). The outputs may
+// be the storage of l or of r (each column is read before it is written).
+double merge_discrete_clusters(const DiscreteData& data, DiscreteClusterView l,
+                               DiscreteClusterView r, double t, double* message_out,
+                               unsigned char* observed_out);
+
 class DiscreteMessages {
  public:
   // Slots 0..n-1 hold the leaves; merging writes the new cluster into one of its children's
@@ -39,8 +60,15 @@ class DiscreteMessages {
   const double* message(std::size_t slot, std::size_t col) const {
     return message_.data() + (slot * data_->d + col) * data_->categories;
   }
+  // The cluster in a slot, valid until the slot is merged into.
+  DiscreteClusterView cluster(std::size_t slot) const {
+    return {message_.data() + slot * data_->d * data_->categories,
+            observed_.data() + slot * data_->d, time_[slot]};
+  }
   // S_d = sum_k q_dk M_l^{dk} M_r^{dk} of one column.
-  double overlap(std::size_t l, std::size_t r, std::size_t col) const;
+  double overlap(std::size_t l, std::size_t r, std::size_t col) const {
+    return discrete_overlap(*data_, col, message(l, col), message(r, col));
+  }
 
   // log Z of merging the clusters in slots l and r at time t <= min(t_l, t_r); -inf where a
   // column's Z^d is 0 (two leaves that disagree merged at time 0).
@@ -69,8 +97,15 @@ class DiscretePair {
   DiscretePair(const DiscreteMessages& messages, std::size_t l, std::size_t r) {
     assign(messages, l, r);
   }
+  // A pair given directly by the overlaps S_d and rates lambda_d of its shared columns and the
+  // two cluster times (for tests and for callers that computed the overlaps themselves).
+  DiscretePair(std::vector<double> overlaps, std::vector<double> rates, double time_l,
+               double time_r);
   // Reuses this object's storage for the pair (l, r).
-  void assign(const DiscreteMessages& messages, std::size_t l, std::size_t r);
+  void assign(const DiscreteMessages& messages, std::size_t l, std::size_t r) {
+    assign(messages.data(), messages.cluster(l), messages.cluster(r));
+  }
+  void assign(const DiscreteData& data, DiscreteClusterView l, DiscreteClusterView r);
 
   // min(t_l, t_r): the latest feasible merge time.
   double latest_time() const { return latest_time_; }

@@ -1,0 +1,108 @@
+// The race's binary / multinomial model. A pair created at t_C0 has the clock law
+// q_C(tau) ∝ e^{-(t_C0 - tau)} Z_C(tau): with delta = t_C0 - tau that is DiscreteDurationLaw
+// with rate 1 and start time t_C0, whose mass is N_C and whose upper mass beyond delta, over
+// N_C, is S_C(t_C0 - delta). Clocks are drawn by inversion of that law from the clock's first
+// uniform. There is no cheap bound on the law's distribution function here (its mass is a
+// quadrature), so rows draw every clock: O(n^2) laws per particle, each a few microseconds.
+#include "race_discrete.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../../model/discrete_duration_law.hpp"
+#include "discrete_particle_state.hpp"
+#include "kingman/model/discrete_messages.hpp"
+#include "race_engine.hpp"
+
+namespace kingman::detail {
+
+namespace {
+
+class DiscreteRaceModel {
+ public:
+  using Node = DiscreteClusterNode;
+  using State = DiscreteParticleState;
+  // The two clusters (alive while the law is used) and the pair's creation time.
+  struct Law {
+    const Node* row;
+    const Node* partner;
+    double created;
+  };
+
+  explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {}
+
+  std::vector<std::shared_ptr<const Node>> leaves() const { return discrete_leaves(*data_); }
+
+  Law law(const Node& row_cluster, const Node& partner) const {
+    return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
+  }
+
+  // No cheap ranking: the creation time (pairs of older clusters first).
+  double typical(const Law& law) const { return law.created; }
+
+  // No bound without the law's mass: every clock is drawn, except where the threshold is not
+  // before the pair's creation (clocks are never later than that).
+  double not_after_threshold(const Law& law, double theta) const {
+    return theta >= law.created ? 0.0 : 1.0;
+  }
+
+  template <typename Stream>
+  double clock(const Law& law, double w, Stream& /*stream*/) const {
+    const DiscreteDurationLaw& duration = build(*law.row, *law.partner, law.created);
+    return law.created - duration.draw(w);
+  }
+
+  double log_mass(const Node& a, const Node& b) const {
+    return build(a, b, std::min(a.time, b.time)).log_mass();
+  }
+
+  // log(e^{-(t_C0 - t)} / S_C(t)) = -(t_C0 - t) + log N_C - log(upper mass beyond t_C0 - t).
+  double log_kill_factor(const Node& merged, const Node& other, double t) const {
+    const double birth = std::min(merged.time, other.time);
+    const double delta = birth - t;
+    if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
+    const DiscreteDurationLaw& duration = build(merged, other, birth);
+    return -delta + (duration.log_mass() - duration.log_upper(delta));
+  }
+
+  std::shared_ptr<const Node> merged(const Node& a, const Node& b, double t, std::size_t id,
+                                     std::uint64_t clock_key) const {
+    auto node = std::make_shared<Node>();
+    node->id = id;
+    node->time = t;
+    node->clock_key = clock_key;
+    node->message.resize(data_->d * data_->categories);
+    node->observed.resize(data_->d);
+    merge_discrete_clusters(*data_, a.view(), b.view(), t, node->message.data(),
+                            node->observed.data());
+    return node;
+  }
+
+  MergeTree tree(const State& state, std::size_t leaf_count) const {
+    return discrete_merge_tree(state, leaf_count);
+  }
+
+ private:
+  // The pair's clock law, in per-thread storage reused from call to call.
+  const DiscreteDurationLaw& build(const Node& a, const Node& b, double created) const {
+    thread_local DiscretePair pair;
+    thread_local DiscreteDurationLaw duration;
+    pair.assign(*data_, a.view(), b.view());
+    duration.assign(pair, 1.0, created);
+    return duration;
+  }
+
+  const DiscreteData* data_;
+};
+
+}  // namespace
+
+std::unique_ptr<ParticleSystem> make_discrete_race_system(const DiscreteData& data,
+                                                          const SmcOptions& options) {
+  return std::make_unique<race::RaceSystem<DiscreteRaceModel>>(DiscreteRaceModel(data), data.n,
+                                                               options);
+}
+
+}  // namespace kingman::detail
