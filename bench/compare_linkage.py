@@ -20,41 +20,17 @@ kingman's median to fastcluster's. Run with Debian's interpreter:
 import argparse
 import csv
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-PEER_CODE = r"""
-import sys
-import numpy as np
-method, src, dst = sys.argv[1], sys.argv[2], sys.argv[3]
-X = np.loadtxt(src, delimiter=",", ndmin=2)
-if method == "fastcluster":
-    import fastcluster
-    Z = fastcluster.linkage(X, method="average", metric="euclidean")
-else:
-    from scipy.cluster.hierarchy import linkage
-    Z = linkage(X, method="average", metric="euclidean")
-with open(dst, "w") as f:
-    for a, b, h, s in Z:
-        f.write(f"{int(a)},{int(b)},{h:.17g},{int(s)}\n")
-"""
+from bench_common import (check_linkage, find_program, machine_description, make_blobs,
+                          peer_command, run_measured)
 
 TOOLS = ("kingman", "fastcluster", "scipy")
-
-
-def make_blobs(n, d, clusters, seed):
-    """n points around `clusters` centres: centres ~ N(0, 5^2 I), points ~ centre + N(0, I)."""
-    rng = np.random.Generator(np.random.PCG64(seed))
-    centres = rng.normal(0.0, 5.0, size=(clusters, d))
-    which = rng.integers(0, clusters, size=n)
-    return centres[which] + rng.normal(0.0, 1.0, size=(n, d))
 
 
 def command_for(tool, args, data_path, out_path):
@@ -64,52 +40,13 @@ def command_for(tool, args, data_path, out_path):
         if args.kingman_threads is not None:
             cmd += ["--threads", str(args.kingman_threads)]
         return cmd
-    return [args.python, "-c", PEER_CODE, tool, data_path, out_path]
+    return peer_command(args.python, tool, data_path, out_path)
 
 
 def run_once(cmd, log_path, timeout):
     """Runs cmd; returns (wall seconds, peak RSS in MiB, exit status)."""
-    with open(log_path, "ab") as log:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid != 0:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.002)
-        wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss is in KiB on Linux
-
-
-def check_linkage(path, n):
-    """Number of well-formed rows if the file is a complete linkage of n leaves, else a reason."""
-    try:
-        Z = np.loadtxt(path, delimiter=",", ndmin=2)
-    except Exception as e:  # noqa: BLE001 - report any parse failure
-        return f"unreadable linkage ({e})"
-    if Z.shape != (n - 1, 4):
-        return f"linkage has shape {Z.shape}, expected ({n - 1}, 4)"
-    if int(Z[-1, 3]) != n:
-        return f"last merge has size {int(Z[-1, 3])}, expected {n}"
-    return None
-
-
-def machine_description():
-    model = platform.processor() or "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+    m = run_measured(cmd, log_path, timeout)
+    return m.wall_s, m.peak_rss_mib, m.status
 
 
 def main():
@@ -131,11 +68,11 @@ def main():
     args = parser.parse_args()
 
     if "kingman" in args.tools:
-        path = shutil.which(args.kingman) or (args.kingman if os.path.isfile(args.kingman) else None)
+        path = find_program(args.kingman)
         if path is None:
             sys.exit(f"compare_linkage.py: kingman program not found at '{args.kingman}' "
                      "(build it, pass --kingman, or leave it out with --tools)")
-        args.kingman = os.path.abspath(path)
+        args.kingman = path
 
     workdir = tempfile.mkdtemp(prefix="kingman-compare-")
     results = []  # dicts, one per (n, tool)
