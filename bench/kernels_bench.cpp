@@ -1,13 +1,17 @@
 // Google Benchmark timings of the numeric kernels the SMC engine calls per pair and per step.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
+#include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/kernels/resampling.hpp"
 #include "kingman/kernels/rng.hpp"
+#include "kingman/kernels/vector_math.hpp"
 #include "kingman/kernels/weights.hpp"
 
 namespace {
@@ -28,6 +32,147 @@ BENCHMARK_CAPTURE(bench_log_bessel_k, order_9_d20, -9.0);
 BENCHMARK_CAPTURE(bench_log_bessel_k, order_24_5_recurrence, 24.5);
 BENCHMARK_CAPTURE(bench_log_bessel_k, order_127_debye_d256, -127.0);
 BENCHMARK_CAPTURE(bench_log_bessel_k, order_499_debye_d1000, -499.0);
+
+// All n(n-1)/2 squared distances of n = 2000 Gaussian points (d = 20 and 256), three ways: the
+// scalar reference pair by pair, the SIMD difference form row by row (one point against the
+// block of later points), and the blocked product form (PairDistanceTiles: Eigen GEMM per tile,
+// cancelling pairs recomputed). Items: pairs.
+std::vector<double> gaussian_points(std::size_t n, std::size_t d) {
+  RandomStream stream(6, 6);
+  std::vector<double> x(n * d);
+  for (double& value : x) value = stream.normal();
+  return x;
+}
+void bench_pairs_reference(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto d = static_cast<std::size_t>(state.range(1));
+  const std::vector<double> x = gaussian_points(n, d);
+  std::vector<double> out(n);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j)
+        out[j] = squared_distance_reference(x.data() + i * d, x.data() + j * d, d);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * (n - 1) / 2));
+}
+BENCHMARK(bench_pairs_reference)
+    ->Args({2000, 20})
+    ->Args({2000, 256})
+    ->Unit(benchmark::kMillisecond);
+void bench_pairs_simd_rows(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto d = static_cast<std::size_t>(state.range(1));
+  const std::vector<double> x = gaussian_points(n, d);
+  std::vector<double> out(n);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      squared_distances_to_block(x.data() + i * d, x.data() + (i + 1) * d, n - i - 1, d, d,
+                                 out.data());
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * (n - 1) / 2));
+}
+BENCHMARK(bench_pairs_simd_rows)
+    ->Args({2000, 20})
+    ->Args({2000, 256})
+    ->Unit(benchmark::kMillisecond);
+void bench_pairs_blocked(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto d = static_cast<std::size_t>(state.range(1));
+  const std::vector<double> x = gaussian_points(n, d);
+  std::vector<double> tile(PairDistanceTiles::kTile * PairDistanceTiles::kTile);
+  for (auto _ : state) {
+    const PairDistanceTiles tiles(x.data(), n, d);  // centring and norms included
+    for (std::size_t a = 0; a < tiles.tile_count(); ++a) {
+      for (std::size_t b = a; b < tiles.tile_count(); ++b) {
+        tiles.compute(a, b, tile.data());
+        benchmark::DoNotOptimize(tile.data());
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * (n - 1) / 2));
+}
+BENCHMARK(bench_pairs_blocked)->Args({2000, 20})->Args({2000, 256})->Unit(benchmark::kMillisecond);
+
+// MPost2's per-pair term p/2 log x + log K_p(sqrt x) over a row of 1000 squared distances
+// (d = 64, p = -31, x spread over six decades): one scalar call per pair (log and the fit's
+// Clenshaw sum) against the batch that vectorizes both. Items: pairs.
+std::vector<double> bessel_arguments(std::size_t count) {
+  RandomStream stream(5, 5);
+  std::vector<double> x(count);
+  for (double& value : x) value = std::exp(std::log(1e-2) + std::log(1e6) * stream.uniform());
+  return x;
+}
+void bench_mpost2_terms_scalar(benchmark::State& state) {
+  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5);
+  const std::vector<double> x = bessel_arguments(1000);
+  std::vector<double> out(x.size());
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double log_x = std::log(x[i]);
+      out[i] = -15.5 * log_x + fit.of_square(x[i], log_x);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_mpost2_terms_scalar);
+void bench_mpost2_terms_batch(benchmark::State& state) {
+  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5);
+  const std::vector<double> x = bessel_arguments(1000);
+  std::vector<double> out(x.size());
+  for (auto _ : state) {
+    fit.log_terms(x.data(), -15.5, out.data(), x.size());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_mpost2_terms_batch);
+
+// exp and log of 1000 values: libm one call at a time against the vectorized arrays.
+void bench_exp_libm(benchmark::State& state) {
+  std::vector<double> x = bessel_arguments(1000), out(x.size());
+  for (double& value : x) value = -std::log(value) * 10.0;
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = std::exp(x[i]);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_exp_libm);
+void bench_exp_array(benchmark::State& state) {
+  std::vector<double> x = bessel_arguments(1000), out(x.size());
+  for (double& value : x) value = -std::log(value) * 10.0;
+  for (auto _ : state) {
+    exp_array(x.data(), out.data(), x.size());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_exp_array);
+void bench_log_libm(benchmark::State& state) {
+  const std::vector<double> x = bessel_arguments(1000);
+  std::vector<double> out(x.size());
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = std::log(x[i]);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_log_libm);
+void bench_log_array(benchmark::State& state) {
+  const std::vector<double> x = bessel_arguments(1000);
+  std::vector<double> out(x.size());
+  for (auto _ : state) {
+    log_array(x.data(), out.data(), x.size());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+}
+BENCHMARK(bench_log_array);
 
 // The merge-time integral I(r) with r at various places relative to the mode (d = 20 and 256).
 void bench_log_gig_upper_integral(benchmark::State& state, double p, double chi, double psi) {

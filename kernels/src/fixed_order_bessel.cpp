@@ -1,10 +1,14 @@
 #include "kingman/kernels/fixed_order_bessel.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <stdexcept>
 
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "vector_clones.hpp"
+#include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
 
@@ -48,6 +52,8 @@ LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max
   if (!(x_min > 0.0) || !(x_max > x_min) || !std::isfinite(x_max)) {
     throw std::domain_error("LogBesselKFixedOrder: need 0 < x_min < x_max < inf");
   }
+  x_min_ = x_min;
+  x_max_ = x_max;
   u_min_ = std::log(x_min);
   u_max_ = std::log(x_max);
   // Start with pieces of width 1 in u and halve until every piece passes its check.
@@ -81,6 +87,64 @@ double LogBesselKFixedOrder::of_square(double x, double u) const {
   const std::size_t i = std::min(static_cast<std::size_t>(t), pieces_ - 1);
   const double local = 2.0 * (t - static_cast<double>(i)) - 1.0;
   return clenshaw(coefficients_.data() + i * (kDegree + 1), kDegree, local);
+}
+
+namespace {
+
+// The body of LogBesselKFixedOrder::log_terms: log x, the piece and local coordinate of a chunk
+// of arguments, then Clenshaw's recurrence across the chunk one coefficient at a time, so that
+// the compiler runs the arguments as SIMD lanes (gathering each lane's coefficient); arguments
+// outside [x_min, x_max] take log_bessel_k. Piece coefficients are kStride apart.
+constexpr std::size_t kStride = 13;  // kDegree + 1 of the class
+constexpr int kTermDegree = 12;
+
+KINGMAN_VECTOR_CLONES
+void fitted_log_terms(const double* coefficients, double nu, double x_min, double x_max,
+                      double u_min, double inverse_width, std::size_t pieces, const double* x,
+                      double power, double* out, std::size_t count) {
+  constexpr std::size_t kChunk = 64, kLanes = 4;
+  const double last_piece = static_cast<double>(pieces - 1);
+  double u[kChunk], local[kChunk];
+  std::int32_t piece[kChunk];  // coefficient offsets: under 13 * 1500 * 2^12 < 2^31
+  for (std::size_t begin = 0; begin < count; begin += kChunk) {
+    const std::size_t size = std::min(kChunk, count - begin);
+    const std::size_t padded = (size + kLanes - 1) / kLanes * kLanes;
+    for (std::size_t k = 0; k < padded; ++k) {
+      // Lanes past the end repeat the first argument (their results are not stored).
+      u[k] = detail::log_of_normal(x[begin + (k < size ? k : 0)]);
+      const double t = std::clamp((u[k] - u_min) * inverse_width, 0.0, last_piece + 1.0);
+      const double index = std::min(std::floor(t), last_piece);
+      piece[k] = static_cast<std::int32_t>(index) * static_cast<std::int32_t>(kStride);
+      local[k] = 2.0 * (t - index) - 1.0;
+    }
+    // Clenshaw's recurrence (as clenshaw() above), one coefficient at a time across the chunk.
+    double b1[kChunk], b2[kChunk];
+    for (std::size_t k = 0; k < padded; ++k) b1[k] = b2[k] = 0.0;
+    for (int j = kTermDegree; j >= 1; --j) {
+      for (std::size_t k = 0; k < padded; ++k) {
+        const double b0 = coefficients[piece[k] + j] + 2.0 * local[k] * b1[k] - b2[k];
+        b2[k] = b1[k];
+        b1[k] = b0;
+      }
+    }
+    for (std::size_t k = 0; k < size; ++k) {
+      // x is read before out is written at each index, so out may alias x.
+      const double argument = x[begin + k];
+      const double log_k = argument >= x_min && argument <= x_max
+                               ? coefficients[piece[k]] + local[k] * b1[k] - b2[k]
+                               : log_bessel_k(nu, std::sqrt(argument));
+      out[begin + k] = power * u[k] + log_k;
+    }
+  }
+}
+
+}  // namespace
+
+void LogBesselKFixedOrder::log_terms(const double* x, double power, double* out,
+                                     std::size_t count) const {
+  static_assert(kDegree == kTermDegree && kDegree + 1 == kStride);
+  fitted_log_terms(coefficients_.data(), nu_, x_min_, x_max_, u_min_, inverse_width_, pieces_, x,
+                   power, out, count);
 }
 
 }  // namespace kingman::kernels

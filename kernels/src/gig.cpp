@@ -10,6 +10,8 @@
 #include <string>
 
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "vector_clones.hpp"
+#include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
 namespace {
@@ -101,15 +103,30 @@ struct Shape {
     }
     log_value = p * c.log_s - 0.5 * (a + b);
   }
+  // offset(w) and its slope, from one evaluation of e^{+-w} and expm1(+-w) (exp_pair).
+  void evaluate(double w, double& value, double& derivative) const noexcept {
+    detail::ExpPair e;
+    if (std::fabs(w) <= 700.0) {
+      e = detail::exp_pair(w);
+    } else {  // beyond exp_pair's range: libm's overflow and underflow behaviour
+      e = {std::exp(w), std::exp(-w), std::expm1(w), std::expm1(-w)};
+    }
+    value = p * w - 0.5 * b * e.expm1_plus;
+    derivative = p - 0.5 * b * e.exp_plus;
+    if (a > 0.0) {
+      value -= 0.5 * a * e.expm1_minus;
+      derivative += 0.5 * a * e.exp_minus;
+    }
+  }
   double offset(double w) const noexcept {
-    double value = p * w - 0.5 * b * std::expm1(w);
-    if (a > 0.0) value -= 0.5 * a * std::expm1(-w);
+    double value, derivative;
+    evaluate(w, value, derivative);
     return value;
   }
   double slope(double w) const noexcept {
-    double value = p - 0.5 * b * std::exp(w);
-    if (a > 0.0) value += 0.5 * a * std::exp(-w);
-    return value;
+    double value, derivative;
+    evaluate(w, value, derivative);
+    return derivative;
   }
 };
 
@@ -129,7 +146,9 @@ Drop find_drop(const Shape& shape, int direction, double level, double limit, do
   // Bounds on the root from offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the
   // descent rate at 0 and K = B (right) or A (left) bounds the curvature from below; and from
   // offset <= -|p| t + K'/2 when p points away from this side.
-  const double descent = std::max(0.0, -sign * shape.slope(0.0));
+  // (The slope at 0 is p - B/2 + A/2: e^0 = 1.)
+  const double slope_at_zero = shape.p - 0.5 * shape.b + (shape.a > 0.0 ? 0.5 * shape.a : 0.0);
+  const double descent = std::max(0.0, -sign * slope_at_zero);
   const double curvature = direction > 0 ? shape.b : shape.a;
   double bound = kInfinity;
   if (descent > 0.0) bound = std::min(bound, level / descent);
@@ -152,10 +171,15 @@ Drop find_drop(const Shape& shape, int direction, double level, double limit, do
   }
   double low = 0.0;
   double t = high;
-  double f = value(t);
+  double f, derivative;  // value(t) and its derivative in t
+  auto evaluate = [&](double at) {
+    shape.evaluate(sign * at, f, derivative);
+    f += level;
+    derivative *= sign;
+  };
+  evaluate(t);
   for (int iteration = 0; iteration < 200; ++iteration) {
     if (std::fabs(f) <= tolerance || high - low <= 1e-12 * std::max(1.0, high)) break;
-    const double derivative = sign * shape.slope(sign * t);
     double next = t - f / derivative;
     // Bisect when Newton leaves the bracket, fails, or would shrink it too slowly (far out on
     // a double-exponential flank Newton moves by ~1 per step).
@@ -164,7 +188,7 @@ Drop find_drop(const Shape& shape, int direction, double level, double limit, do
       next = 0.5 * (low + high);
     }
     t = next;
-    f = value(t);
+    evaluate(t);
     if (f > 0.0) {
       low = t;
     } else {
@@ -205,23 +229,72 @@ struct Panel {
   double a, b, integral, error;
 };
 
-template <typename Function>
-Panel gauss_kronrod_panel(const Function& f, double a, double b) {
-  const double middle = 0.5 * (a + b);
-  const double half_width = 0.5 * (b - a);
-  double unit_error = 0.0;
-  const double unit_integral = boost::math::quadrature::gauss_kronrod<double, 31>::integrate(
-      [&](double t) { return f(middle + half_width * t); }, -1.0, 1.0, 0, 0.0, &unit_error);
-  return {a, b, half_width * unit_integral, half_width * unit_error};
+// exp(offset(w)) of `shape` at count points with |w| <= 700 (Shape::offset, vectorized: expm1 of
+// both signs and exp by the array kernels' methods, so a panel's 31 integrand values cost a few
+// SIMD passes instead of 93 libm calls). Values below e^-708 are 0, far under what the panel
+// resolves.
+KINGMAN_VECTOR_CLONES
+void exp_offsets(double p, double a, double b, const double* w, double* out, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const detail::ExpPair e = detail::exp_pair(w[k]);
+    const double left_term = a > 0.0 ? a * e.expm1_minus : 0.0;  // a = 0: no chi term (0 * inf)
+    out[k] = detail::exp_or_zero(p * w[k] - 0.5 * (b * e.expm1_plus + left_term));
+  }
 }
 
-template <typename Function>
-double adaptive_integral(const Function& f, double a, double b, double relative_tolerance) {
+// One G15/K31 panel of exp(shape.offset(w)) over [a, b], as Boost's single-panel rule computes it
+// (its nodes, weights, sums in its order and error estimate), with the 31 integrand values computed
+// together by exp_offsets.
+Panel offset_panel(const Shape& shape, double a, double b) {
+  using Kronrod = boost::math::quadrature::gauss_kronrod<double, 31>;
+  using Gauss = boost::math::quadrature::gauss<double, 15>;
+  const auto& nodes = Kronrod::abscissa();
+  const auto& kronrod_weights = Kronrod::weights();
+  const auto& gauss_weights = Gauss::weights();
+  constexpr std::size_t kNodes = 16;  // 0 and 15 positive abscissae (each used with both signs)
+  const double middle = 0.5 * (a + b);
+  const double half_width = 0.5 * (b - a);
+  // points[0] = middle, points[2i - 1] = middle + h x_i, points[2i] = middle - h x_i.
+  double points[2 * kNodes], values[2 * kNodes];
+  points[0] = middle;
+  for (std::size_t i = 1; i < kNodes; ++i) {
+    points[2 * i - 1] = middle + half_width * nodes[i];
+    points[2 * i] = middle - half_width * nodes[i];
+  }
+  points[2 * kNodes - 1] = middle;  // padding to an even count
+  exp_offsets(shape.p, shape.a, shape.b, points, values, 2 * kNodes);
+  for (std::size_t k = 0; k < 2 * kNodes; ++k) {
+    // exp_pair's range ends at |w| = 708; beyond it (only far-reaching flat flanks get there)
+    // the scalar form with libm's overflow and underflow.
+    if (std::fabs(points[k]) > 700.0) values[k] = std::exp(shape.offset(points[k]));
+  }
+  double kronrod = values[0] * kronrod_weights[0];
+  double gauss = values[0] * gauss_weights[0];
+  for (std::size_t i = 2; i < kNodes; i += 2) {
+    const double pair = values[2 * i - 1] + values[2 * i];
+    kronrod += pair * kronrod_weights[i];
+    gauss += pair * gauss_weights[i / 2];
+  }
+  for (std::size_t i = 1; i < kNodes; i += 2)
+    kronrod += (values[2 * i - 1] + values[2 * i]) * kronrod_weights[i];
+  const double unit_error = std::max(
+      std::abs(kronrod - gauss), std::abs(kronrod * 2.0 * std::numeric_limits<double>::epsilon()));
+  return {a, b, half_width * kronrod, half_width * unit_error};
+}
+
+// `panel(a, b)` integrates over one panel and estimates its error. Starts from the given
+// partition `edges` (at least two, increasing, at most kQuadratureMaxPanels + 1).
+template <typename PanelRule>
+double adaptive_integral(const PanelRule& panel, const double* edges, std::size_t edge_count,
+                         double relative_tolerance) {
   std::array<Panel, kQuadratureMaxPanels> panels;
-  panels[0] = gauss_kronrod_panel(f, a, b);
-  std::size_t count = 1;
-  double integral = panels[0].integral;
-  double error = panels[0].error;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i + 1 < edge_count; ++i) panels[count++] = panel(edges[i], edges[i + 1]);
+  double integral = 0.0, error = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    integral += panels[i].integral;
+    error += panels[i].error;
+  }
   while (error > relative_tolerance * integral && count < panels.size()) {
     std::size_t worst = 0;
     for (std::size_t i = 1; i < count; ++i) {
@@ -229,8 +302,8 @@ double adaptive_integral(const Function& f, double a, double b, double relative_
     }
     const Panel split = panels[worst];
     const double middle = 0.5 * (split.a + split.b);
-    panels[worst] = gauss_kronrod_panel(f, split.a, middle);
-    panels[count++] = gauss_kronrod_panel(f, middle, split.b);
+    panels[worst] = panel(split.a, middle);
+    panels[count++] = panel(middle, split.b);
     integral = 0.0;  // re-summed each time: no drift from adding and subtracting
     error = 0.0;
     for (std::size_t i = 0; i < count; ++i) {
@@ -244,8 +317,34 @@ double adaptive_integral(const Function& f, double a, double b, double relative_
 // log of the integral of exp(offset) over [-left, right] (the integrand is at most 1 = its
 // value at 0, and the window holds all but ~e^-50 of its mass).
 double log_window_integral(const Shape& shape, double left, double right) {
-  return std::log(adaptive_integral([&shape](double w) { return std::exp(shape.offset(w)); }, -left,
-                                    right, kQuadratureTolerance));
+  // The first partition: each side of the peak in panels of at most kPanelScales times the
+  // peak's scale sigma = (-offset''(0))^-1/2 = (2 / (A + B))^1/2. A side that falls by 50 like
+  // a Gaussian spans ~10 sigma, which one panel's G15 cannot resolve to the tolerance (the
+  // refinement would split it anyway, after spending a panel on it); a side cut short by a steep
+  // descent or by the interval's end is one panel.
+  constexpr double kPanelScales = 6.0;
+  constexpr std::size_t kMostPanelsPerSide = 4;
+  const double sigma = std::sqrt(2.0 / (shape.a + shape.b));
+  auto panels_for = [&](double length) {
+    const double wanted = std::ceil(length / (kPanelScales * sigma));
+    return wanted >= 1.0 ? std::min(kMostPanelsPerSide, static_cast<std::size_t>(wanted)) : 1;
+  };
+  double edges[2 * kMostPanelsPerSide + 1];
+  std::size_t edge_count = 0;
+  if (left > 0.0) {
+    const std::size_t n = panels_for(left);
+    for (std::size_t i = 0; i < n; ++i)
+      edges[edge_count++] = -left + left * static_cast<double>(i) / static_cast<double>(n);
+  }
+  edges[edge_count++] = 0.0;
+  if (right > 0.0) {
+    const std::size_t n = panels_for(right);
+    for (std::size_t i = 1; i <= n; ++i)
+      edges[edge_count++] = right * static_cast<double>(i) / static_cast<double>(n);
+  }
+  return std::log(
+      adaptive_integral([&shape](double a, double b) { return offset_panel(shape, a, b); }, edges,
+                        edge_count, kQuadratureTolerance));
 }
 
 }  // namespace
@@ -345,8 +444,17 @@ TruncatedGigSampler::TruncatedGigSampler(double p, double chi, double psi, doubl
 }
 
 double TruncatedGigSampler::log_density_offset(double w) const noexcept {
-  double value = p_ * w - 0.5 * psi_scaled_ * std::expm1(w);
-  if (chi_scaled_ > 0.0) value -= 0.5 * chi_scaled_ * std::expm1(-w);
+  double plus, minus;
+  if (std::fabs(w) <= 700.0) {
+    const detail::ExpPair e = detail::exp_pair(w);
+    plus = e.expm1_plus;
+    minus = e.expm1_minus;
+  } else {
+    plus = std::expm1(w);
+    minus = std::expm1(-w);
+  }
+  double value = p_ * w - 0.5 * psi_scaled_ * plus;
+  if (chi_scaled_ > 0.0) value -= 0.5 * chi_scaled_ * minus;
   return value;
 }
 

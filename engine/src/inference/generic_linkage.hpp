@@ -5,10 +5,17 @@
 // partner merged are rescanned, lazily, when they reach the top. O(n^2) scores, n(n-1)/2 doubles.
 //
 // score(i, j): the pair's unclamped merge height (called once per pair, i < j slots).
+// A score may also offer score.row(i, partners, count, out): out[k] = the height of the pair
+// {i, partners[k]}, equal to score(min, max) of that pair; the linkage then scores whole rows at
+// once (the initial fill, and the new cluster against all live ones), so that the score can
+// batch its distance computations.
 // merge(a, b, height): merge slot a into slot b (a < b) at `height`, the score clamped to the
 // previous merge's height.
 #include <algorithm>
+#include <concepts>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "condensed_index.hpp"
@@ -17,8 +24,15 @@
 
 namespace kingman::detail {
 
+template <typename Score>
+concept RowScore = requires(Score& score, std::size_t i, const std::size_t* partners,
+                            std::size_t count, double* out) {
+  score.row(i, partners, count, out);
+};
+
 template <typename Score, typename MergeSlots>
 MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
+  constexpr bool kRows = RowScore<std::remove_reference_t<Score>>;
   MergeTree tree;
   tree.leaf_count = n;
   if (n < 2) return tree;
@@ -51,9 +65,20 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     heap.set(i, best);
   };
 
+  std::vector<std::size_t> partners;  // rows: the partner slots
+  std::vector<double> row_heights;
+  if constexpr (kRows) {
+    partners.resize(n);
+    std::iota(partners.begin(), partners.end(), std::size_t{0});
+  }
   for (std::size_t i = 0; i < n; ++i) {
     node_id[i] = i;
-    for (std::size_t j = i + 1; j < n; ++j) height(i, j) = score(i, j);
+    if constexpr (kRows) {
+      // Row i of the condensed matrix is contiguous: the pairs (i, j > i).
+      if (i + 1 < n) score.row(i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
+    } else {
+      for (std::size_t j = i + 1; j < n; ++j) height(i, j) = score(i, j);
+    }
   }
   for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
 
@@ -76,16 +101,35 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     active[a] = 0;
     heap.remove(a);
 
+    if constexpr (kRows) {
+      partners.clear();
+      for (std::size_t j = 0; j < n; ++j)
+        if (active[j] && j != b) partners.push_back(j);
+      row_heights.resize(partners.size());
+      score.row(b, partners.data(), partners.size(), row_heights.data());
+    }
+    std::size_t at = 0;  // rows: position in `partners`
     for (std::size_t j = 0; j < b; ++j) {
       if (!active[j]) continue;
-      const double h = height(j, b) = score(j, b);
+      double h;
+      if constexpr (kRows) {
+        h = row_heights[at++];
+      } else {
+        h = score(j, b);
+      }
+      height(j, b) = h;
       if (heap.contains(j) && h < heap.key(j)) {
         best_partner[j] = b;
         heap.set(j, h);
       }
     }
     for (std::size_t j = b + 1; j < n; ++j) {
-      if (active[j]) height(b, j) = score(b, j);
+      if (!active[j]) continue;
+      if constexpr (kRows) {
+        height(b, j) = row_heights[at++];
+      } else {
+        height(b, j) = score(b, j);
+      }
     }
     rescan(b);
   }

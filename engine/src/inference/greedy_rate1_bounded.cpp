@@ -58,11 +58,19 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   detail::IndexedMinHeap heap(n);
   std::vector<Candidate> row;
 
-  // Scores of slot i against every other live slot, as candidates.
+  // Scores of slot i against every other live slot, as candidates (one batched row: the same
+  // values as score(i, j) pair by pair).
+  std::vector<std::size_t> partners;
+  std::vector<double> heights;
   auto score_row = [&](std::size_t i) {
-    row.clear();
+    partners.clear();
     for (std::size_t j : live)
-      if (j != i) row.push_back({score(i, j), node_of_slot[j]});
+      if (j != i) partners.push_back(j);
+    heights.resize(partners.size());
+    score.row(i, partners.data(), partners.size(), heights.data());
+    row.clear();
+    for (std::size_t r = 0; r < partners.size(); ++r)
+      row.push_back({heights[r], node_of_slot[partners[r]]});
   };
   // Rebuilds i's list from `row`: the k best, the (k+1)-th score as the threshold.
   auto rebuild = [&](std::size_t i) {

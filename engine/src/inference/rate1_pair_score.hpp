@@ -1,6 +1,10 @@
 #pragma once
 // The Greedy-Rate1 pair score shared by both Rate1 paths (full pair cache, bounded memory).
 #include <cstddef>
+#include <vector>
+
+#include "kingman/kernels/pair_kernels.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 #include "kingman/inference/merge_duration.hpp"
 #include "kingman/model/brownian_messages.hpp"
@@ -22,6 +26,32 @@ class Rate1PairScore {
       return linear_mode_duration(1.0, dims_, eps, messages_.offset(i) + messages_.offset(j));
     }
     return linear_mode_duration(1.0, shared_dimensions(messages_, i, j, 0.0, data_));
+  }
+
+  // out[k] = (*this)(i, partners[k]) for k < count, bit for bit (the distance kernel's sum
+  // order is fixed, and both the distance and the offset sum are symmetric in the pair), with
+  // the distances of the row in one SIMD kernel call.
+  void row(std::size_t i, const std::size_t* partners, std::size_t count, double* out) const {
+    if (messages_.per_dimension()) {
+      for (std::size_t k = 0; k < count; ++k) out[k] = (*this)(i, partners[k]);
+      return;
+    }
+    thread_local std::vector<const double*> means;
+    means.resize(count);
+    for (std::size_t k = 0; k < count; ++k) means[k] = messages_.mean(partners[k]);
+    kernels::squared_distances_to_rows(messages_.mean(i), means.data(), count, data_.d, out);
+    // linear_mode_duration(1, d, eps, offset) over the row, operation for operation (with
+    // lambda = 1, 4 lambda eps is 4 eps exactly), its square roots in one vectorized call (the
+    // same correctly rounded values as std::sqrt).
+    thread_local std::vector<double> roots;
+    roots.resize(count);
+    for (std::size_t k = 0; k < count; ++k) roots[k] = dims_ * dims_ + 4.0 * out[k];
+    kernels::sqrt_array(roots.data(), roots.data(), count);
+    const double offset = messages_.offset(i);
+    for (std::size_t k = 0; k < count; ++k) {
+      const double s = 2.0 * out[k] / (roots[k] + dims_);
+      out[k] = 0.5 * (s - (offset + messages_.offset(partners[k])));
+    }
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "pair_cache.hpp"
 #include "../../scheduler/parallel_for.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,19 +10,17 @@
 namespace kingman::detail {
 
 LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
-    : n_(data.n), shape_(1.0 - 0.5 * static_cast<double>(data.d)) {
+    : n_(data.n), dims_(data.d), shape_(1.0 - 0.5 * static_cast<double>(data.d)) {
   const std::size_t d = data.d;
   eps_.resize(n_ * (n_ - 1) / 2);
-  // Rows are independent, so the parallel split cannot change any value.
+  // Row i (the pairs (i, j < i)) against the contiguous block of earlier points, by the SIMD
+  // difference form: exact to (d + 3) ulps, and faster here than the blocked product form of
+  // PairDistanceTiles in the portable build (bench/RESULTS.md, Kernels). Rows are independent,
+  // so the parallel split cannot change any value.
   parallel_for_range(0, n_, [&](const auto& rows) {
     for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
-      const double* xi = data.row(i);
-      for (std::size_t j = i + 1; j < n_; ++j) {
-        const double* xj = data.row(j);
-        double sum = 0.0;
-        for (std::size_t c = 0; c < d; ++c) sum += (xi[c] - xj[c]) * (xi[c] - xj[c]);
-        eps_[condensed_index(n_, i, j)] = sum;
-      }
+      kernels::squared_distances_to_block(data.row(i), data.row(0), i, d, d,
+                                          eps_.data() + lower_index(0, i));
     }
   });
   if (!with_bessel_terms) return;
@@ -33,11 +33,43 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
       largest = std::max(largest, e);
     }
   if (largest > 0.0) bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300);
-  log_bessel_.resize(eps_.size());
-  parallel_for_range(0, eps_.size(), [&](const auto& range) {
-    for (std::size_t k = range.begin(); k != range.end(); ++k)
-      log_bessel_[k] = mpost2_term(eps_[k]);
+  // The Bessel terms L_ij first (in the layout of eps_), then the scales, then E in place.
+  leaf_weights_.resize(eps_.size());
+  parallel_for_range(0, n_, [&](const auto& rows) {
+    for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
+      const std::size_t row = lower_index(0, i);
+      mpost2_terms(eps_.data() + row, leaf_weights_.data() + row, i);
+    }
   });
+  leaf_scales_.assign(n_, -std::numeric_limits<double>::infinity());
+  for (std::size_t i = 1; i < n_; ++i) {
+    const double* row = leaf_weights_.data() + lower_index(0, i);
+    for (std::size_t j = 0; j < i; ++j) {
+      leaf_scales_[i] = std::max(leaf_scales_[i], row[j]);
+      leaf_scales_[j] = std::max(leaf_scales_[j], row[j]);
+    }
+  }
+  for (double& scale : leaf_scales_) scale *= 0.5;
+  if (n_ == 1) leaf_scales_[0] = 0.0;
+  parallel_for_range(0, n_, [&](const auto& rows) {
+    for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
+      double* row = leaf_weights_.data() + lower_index(0, i);
+      for (std::size_t j = 0; j < i; ++j) row[j] -= leaf_scales_[i] + leaf_scales_[j];
+      kernels::exp_array(row, row, i);
+      for (std::size_t j = 0; j < i; ++j)
+        if (!(row[j] >= kSmallestPairWeight)) row[j] = 0.0;
+    }
+  });
+}
+
+void LeafPairCache::mpost2_terms(const double* eps, double* out, std::size_t count) const {
+  if (!bessel_) {
+    for (std::size_t k = 0; k < count; ++k) out[k] = mpost2_term(eps[k]);
+    return;
+  }
+  for (std::size_t k = 0; k < count; ++k)
+    out[k] = std::max(eps[k], std::numeric_limits<double>::min());
+  bessel_->log_terms(out, 0.5 * shape_, out, count);
 }
 
 MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count) {

@@ -1,7 +1,16 @@
 #pragma once
 // Pair quantities shared by all particles: the leaf-pair squared distances (and MPost2's
-// per-pair Bessel terms), computed once in parallel; pairs involving a merged cluster are
-// read from that cluster's own row.
+// per-pair weights), computed once; pairs involving a merged cluster are read from that
+// cluster's own row.
+//
+// MPost2's pair score (Henao & Lucas eq. 13) is L_C + lambda r_C / 2 with L_C the Bessel term
+// below, fixed per pair, and r_C = (a_l - T) + (a_r - T) (MODEL.md section 3.2), so
+//   exp(score_C) = exp(L_C - sigma_l - sigma_r) * exp(sigma_l + lambda (a_l - T) / 2)
+//                                                * exp(sigma_r + lambda (a_r - T) / 2)
+// for any per-cluster scales sigma. The first factor, the pair weight E_C, is stored once per
+// pair; the other two are one exp per live cluster and step. Each cluster's sigma is chosen when
+// it is created so that E_C <= 1 for every pair it stores (no overflow), with equality for its
+// best partner; the proposal's handling of E_C that underflow is in proposals.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -11,12 +20,25 @@
 
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
 
-#include "../condensed_index.hpp"
 #include "kingman/model/whitened_data.hpp"
 #include "particle_state.hpp"
 
 namespace kingman::detail {
+
+// A cluster merged under MPost2: its pair weights E_C against every earlier node id (0 for
+// clusters that were not live when it was created, so rows can be summed without a mask) and
+// its scale sigma, filled in by proposals.cpp (complete_pair_weights) when its state first
+// survives a step. It keeps no distance row (LeafPairCache::eps recomputes the rare ones needed).
+struct Mpost2ClusterNode : ClusterNode {
+  std::vector<double> pair_weight_row;
+  double weight_scale = 0.0;
+};
+
+// Stored pair weights below this are stored as 0: a denormal would only slow the sums down, and
+// such a pair's proposal probability is below it (every other factor is at most 1).
+inline constexpr double kSmallestPairWeight = std::numeric_limits<double>::min();
 
 class LeafPairCache {
  public:
@@ -35,26 +57,44 @@ class LeafPairCache {
     return 0.5 * shape_ * log_eps + (bessel_ ? bessel_->of_square(eps, log_eps)
                                              : kernels::log_bessel_k(shape_, std::sqrt(eps)));
   }
+  // out[k] = mpost2_term(eps[k]) for a batch (vectorized; `out` may alias `eps`).
+  void mpost2_terms(const double* eps, double* out, std::size_t count) const;
+
+  // The pair's squared distance: leaves from the cache, others from the row of the later
+  // cluster, or (MPost2 clusters keep no distance row) from the two means.
   double eps(const ClusterNode& a, const ClusterNode& b) const {
-    return lookup(a, b, eps_, &ClusterNode::eps_row);
+    if (a.id < n_ && b.id < n_)
+      return eps_[lower_index(std::min(a.id, b.id), std::max(a.id, b.id))];
+    const ClusterNode& later = a.id > b.id ? a : b;
+    const ClusterNode& earlier = a.id > b.id ? b : a;
+    if (!later.eps_row.empty()) return later.eps_row[earlier.id];
+    return kernels::squared_distance(a.mean.data(), b.mean.data(), dims_);
   }
-  double log_bessel(const ClusterNode& a, const ClusterNode& b) const {
-    return lookup(a, b, log_bessel_, &ClusterNode::log_bessel_row);
+
+  // MPost2 (with_bessel_terms): cluster c's pair weights E against the node ids below c.id,
+  // and its scale sigma (leaves: half the largest Bessel term of their row, so that
+  // L_ij <= min of the two row maxima <= sigma_i + sigma_j).
+  // Null for a merged cluster whose row is not filled in yet.
+  const double* pair_weight_row(const ClusterNode& c) const {
+    if (c.id < n_) return leaf_weights_.data() + lower_index(0, c.id);
+    const auto& row = static_cast<const Mpost2ClusterNode&>(c).pair_weight_row;
+    return row.empty() ? nullptr : row.data();
+  }
+  double weight_scale(const ClusterNode& c) const {
+    if (c.id < n_) return leaf_scales_[c.id];
+    return static_cast<const Mpost2ClusterNode&>(c).weight_scale;
   }
 
  private:
-  double lookup(const ClusterNode& a, const ClusterNode& b, const std::vector<double>& leaves,
-                std::vector<double> ClusterNode::*row) const {
-    if (a.id < n_ && b.id < n_)
-      return leaves[condensed_index(n_, std::min(a.id, b.id), std::max(a.id, b.id))];
-    return a.id > b.id ? (a.*row)[b.id] : (b.*row)[a.id];
-  }
+  // Leaf pairs are stored by rows of the later leaf: the pair (j, i), j < i, at i (i - 1) / 2 + j.
+  static std::size_t lower_index(std::size_t j, std::size_t i) { return i * (i - 1) / 2 + j; }
 
-  std::size_t n_;
+  std::size_t n_, dims_;
   double shape_;  // p = 1 - d/2
   std::optional<kernels::LogBesselKFixedOrder> bessel_;
-  std::vector<double> eps_;
-  std::vector<double> log_bessel_;
+  std::vector<double> eps_;           // squared distances, by lower_index
+  std::vector<double> leaf_weights_;  // E, by lower_index
+  std::vector<double> leaf_scales_;   // sigma_i
 };
 
 }  // namespace kingman::detail

@@ -17,11 +17,10 @@ struct ClusterNode {
   double variance = 0.0;     // v (times Lambda)
   double time = 0.0;         // t <= 0
   std::vector<double> mean;  // whitened y^
-  // For internal clusters: per node id of an earlier cluster, the pair's squared distance
-  // (and, for MPost2, its cached log Bessel term); entries of clusters that were not live when
-  // this one was created are never read.
+  // For internal clusters: per node id of an earlier cluster, the pair's squared distance;
+  // entries of clusters that were not live when this one was created are never read. MPost2's
+  // clusters leave it empty and keep pair weights instead (Mpost2ClusterNode, pair_cache.hpp).
   std::vector<double> eps_row;
-  std::vector<double> log_bessel_row;
   // The race (race.cpp): key of the random streams of the pair clocks this cluster created,
   // unique to the particle and step that created it, so copies of a particle share them.
   std::uint64_t clock_key = 0;

@@ -8,12 +8,13 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <tuple>
 #include <vector>
 
 #include "kingman/error.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/log_sum_exp.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
+#include "kingman/kernels/vector_math.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 
 namespace kingman::detail {
@@ -103,6 +104,194 @@ class PairDensities {
   double dims_, shape_, constant_, half_log_det_;
 };
 
+// The factored MPost2 weights are used only when their total is at least kSmallestFactoredTotal.
+// With factors f = exp(exponent - Phi) <= 1 and E <= 1, a weight that rounds to 0 (or that
+// holds a stored or flushed 0, below kSmallestPairWeight = 2^-1022) is below 2^-1022, so with
+// the total above 2^-200 such a pair would have proposal probability below 2^-822 ~ e^-570
+// under the exact scores: the same negligible tail that exp(score - max) drops by underflowing
+// below e^-745. (That the pair then has q(C) = 0 where G_C > 0 biases the evidence by at most
+// that relative amount times G_C / q(C) of those pairs.)
+// A smaller total means that Phi overestimates the best pair (its cluster's best partner at
+// creation has merged since): the factors are then recomputed once with Phi lowered by half the
+// log of that total, which brings the total to ~1. Factors may now exceed 1 (by at most
+// total^-1/2), so a zero weight only bounds the exact one by 2^-1022 / total: with that first
+// total above kSmallestRescaledTotal = 2^-600, below 2^-422 ~ e^-292 of the new total of ~1,
+// still far beyond anything a proposal resolves. Below that the step scores pairs one by one.
+constexpr double kSmallestFactoredTotal = 0x1p-200;
+constexpr double kSmallestRescaledTotal = 0x1p-600;
+
+// What MPost2's scoring reads of each live cluster, gathered in one pass over the (scattered)
+// cluster nodes.
+struct LiveClusters {
+  std::vector<std::size_t> id;
+  std::vector<double> offset;  // a - T
+  std::vector<double> scale;   // sigma
+  std::vector<const double*> mean, weight_row;
+
+  void gather(const ParticleState& state, const LeafPairCache& cache) {
+    const std::size_t m = state.live.size();
+    id.resize(m);
+    offset.resize(m);
+    scale.resize(m);
+    mean.resize(m);
+    weight_row.resize(m);
+    for (std::size_t x = 0; x < m; ++x) {
+      const ClusterNode& c = *state.live[x];
+      id[x] = c.id;
+      offset[x] = c.offset() - state.time;
+      scale[x] = cache.weight_scale(c);
+      mean[x] = c.mean.data();
+      weight_row[x] = cache.pair_weight_row(c);
+    }
+  }
+};
+
+// Gives the MPost2 cluster at live position `x` its pair weights against the other live
+// clusters: E = exp(L - sigma_new - sigma_other) with sigma_new the largest L - sigma_other, so
+// that E <= 1 with equality for the best partner (pair_cache.hpp). A cluster's partners are the
+// clusters live when it was created, which are all still live in the first state that contains
+// it; so computing its row when that state reaches build_candidates gives the values it would
+// have had at creation, and is done only for states that survived resampling. Only the state's
+// newest cluster can lack its row, and only that state (one group: copies of a state share its
+// history) holds it then, so exactly one task writes the row, before any task reads it.
+void complete_pair_weights(const ParticleState& state, std::size_t x, const LeafPairCache& cache,
+                           std::size_t dims, LiveClusters& live) {
+  // Built non-const by draw_and_merge; only its row and scale are filled in, once.
+  auto& cluster =
+      const_cast<Mpost2ClusterNode&>(static_cast<const Mpost2ClusterNode&>(*state.live[x]));
+  thread_local std::vector<const double*> other_means;
+  thread_local std::vector<double> terms;
+  const std::size_t m = live.id.size();
+  const std::size_t others = m - 1;
+  other_means.resize(others);
+  std::copy(live.mean.begin(), live.mean.begin() + static_cast<std::ptrdiff_t>(x),
+            other_means.begin());
+  std::copy(live.mean.begin() + static_cast<std::ptrdiff_t>(x) + 1, live.mean.end(),
+            other_means.begin() + static_cast<std::ptrdiff_t>(x));
+  terms.resize(others);
+  kernels::squared_distances_to_rows(cluster.mean.data(), other_means.data(), others, dims,
+                                     terms.data());
+  cache.mpost2_terms(terms.data(), terms.data(), others);
+  double scale = -std::numeric_limits<double>::infinity();
+  for (std::size_t z = 0, k = 0; z < m; ++z) {
+    if (z == x) continue;
+    terms[k] -= live.scale[z];
+    scale = std::max(scale, terms[k++]);
+  }
+  for (double& term : terms) term -= scale;
+  kernels::exp_array(terms.data(), terms.data(), others);
+  cluster.weight_scale = scale;
+  cluster.pair_weight_row.assign(cluster.id, 0.0);
+  for (std::size_t z = 0, k = 0; z < m; ++z) {
+    if (z == x) continue;
+    const double weight = terms[k++];
+    cluster.pair_weight_row[live.id[z]] = weight >= kSmallestPairWeight ? weight : 0.0;
+  }
+  live.scale[x] = scale;
+  live.weight_row[x] = cluster.pair_weight_row.data();
+}
+
+// MPost2's factored scores of `state` (pair_cache.hpp); false when they cannot be trusted
+// (kSmallestFactoredTotal), and the caller scores pairs one by one instead.
+bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cache,
+                           std::size_t leaf_count, std::size_t dims, double lambda,
+                           FactoredScores& out) {
+  thread_local LiveClusters live;
+  live.gather(state, cache);
+  const std::size_t m = state.live.size();
+  for (std::size_t x = 0; x < m; ++x)
+    if (live.id[x] >= leaf_count && !live.weight_row[x])
+      complete_pair_weights(state, x, cache, dims, live);
+  const std::size_t ids = 2 * leaf_count - m;  // n leaves and n - m merged clusters so far
+  thread_local std::vector<double> exponent;
+  exponent.resize(m);
+  double largest = -std::numeric_limits<double>::infinity();
+  for (std::size_t x = 0; x < m; ++x) {
+    exponent[x] = live.scale[x] + 0.5 * lambda * live.offset[x];
+    largest = std::max(largest, exponent[x]);
+  }
+  if (!std::isfinite(largest)) return false;
+  out.factor.resize(ids);
+  out.position.resize(ids);
+  out.row_sum.resize(m);
+  out.owner_weight.resize(m);
+  thread_local std::vector<double> factors;
+  factors.resize(m);
+  // The factors exp(exponent - shift), the rows' sums and the total.
+  auto score = [&](double shift) {
+    for (std::size_t x = 0; x < m; ++x) factors[x] = exponent[x] - shift;
+    kernels::exp_array(factors.data(), factors.data(), m);
+    std::fill(out.factor.begin(), out.factor.end(), 0.0);
+    for (std::size_t x = 0; x < m; ++x) {
+      out.factor[live.id[x]] = factors[x] >= kSmallestPairWeight ? factors[x] : 0.0;
+      out.position[live.id[x]] = x;
+    }
+    // Row z holds the pairs with every earlier node id, i.e. its first id[z] entries.
+    kernels::dots_with(live.weight_row.data(), live.id.data(), m, out.factor.data(),
+                       out.row_sum.data());
+    double total = 0.0;
+    for (std::size_t z = 0; z < m; ++z) {
+      out.owner_weight[z] = out.factor[live.id[z]] * out.row_sum[z];
+      total += out.owner_weight[z];
+    }
+    return total;
+  };
+  double total = score(largest);
+  if (total < kSmallestFactoredTotal && total >= kSmallestRescaledTotal) {
+    total = score(largest + 0.5 * std::log(total));
+  }
+  out.total = total;
+  return total >= kSmallestFactoredTotal && std::isfinite(total);
+}
+
+// Index of the entry (of count > 0, weights from `weight`, summing to about total > 0) that a
+// uniform draw lands on when the running sum is compared with u * total: whole blocks of eight
+// entries are skipped by their sums first. Rounding that leaves the target past the end takes
+// the last entry of positive weight.
+template <typename Weight>
+std::size_t draw_linear(std::size_t count, double total, const Weight& weight,
+                        kernels::RandomStream& stream) {
+  constexpr std::size_t kSkip = 8;
+  const double target = stream.uniform() * total;
+  double running = 0.0;
+  std::size_t i = 0;
+  for (; i + kSkip <= count; i += kSkip) {
+    double block = 0.0;
+    for (std::size_t l = 0; l < kSkip; ++l) block += weight(i + l);
+    if (target < running + block) break;
+    running += block;
+  }
+  for (; i < count; ++i) {
+    const double w = weight(i);
+    running += w;
+    if (w > 0.0 && target < running) return i;
+  }
+  std::size_t last = count - 1;
+  while (last > 0 && !(weight(last) > 0.0)) --last;
+  return last;
+}
+
+// A pair drawn from the factored scores: its live positions (owner, partner) and log q(C).
+struct FactoredDraw {
+  std::size_t owner, partner;
+  double log_q;
+};
+
+FactoredDraw draw_factored(const FactoredScores& scores, const ParticleState& state,
+                           const LeafPairCache& cache, kernels::RandomStream& stream) {
+  const std::size_t z = draw_linear(
+      state.live.size(), scores.total, [&](std::size_t x) { return scores.owner_weight[x]; },
+      stream);
+  const ClusterNode& owner = *state.live[z];
+  const double* row = cache.pair_weight_row(owner);
+  auto weight = [&](std::size_t id) { return row[id] * scores.factor[id]; };
+  const std::size_t partner = draw_linear(owner.id, scores.row_sum[z], weight, stream);
+  // q(C) = (f_z S_z / total) (E_C f_y / S_z): the probability of both stages, S_z cancelling.
+  const double log_q =
+      std::log(scores.factor[owner.id]) + std::log(weight(partner)) - std::log(scores.total);
+  return {z, scores.position[partner], log_q};
+}
+
 }  // namespace
 
 void build_candidates(const ParticleState& state, const StepContext& context,
@@ -111,6 +300,10 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   const std::size_t m = state.live.size();
   const std::size_t count = m * (m - 1) / 2;
   const Algorithm proposal = context.proposal;
+  candidates.is_factored = proposal == Algorithm::mpost2 &&
+                           build_factored_mpost2(state, cache, context.leaf_count, context.dims,
+                                                 coalescent_rate(m), candidates.factored);
+  if (candidates.is_factored) return;
   // Per-cluster part of r_C = a_l + a_r - 2T, gathered once.
   thread_local std::vector<double> offsets;
   offsets.resize(m);
@@ -148,7 +341,7 @@ void build_candidates(const ParticleState& state, const StepContext& context,
               std::max(cache.eps(a, b), std::numeric_limits<double>::min()), offset, lambda);
           break;
         default:  // MPost2: lambda enters only through exp(lambda r_C / 2)
-          candidates.log_score[at] = 0.5 * lambda * offset + cache.log_bessel(a, b);
+          candidates.log_score[at] = 0.5 * lambda * offset + cache.mpost2_term(cache.eps(a, b));
       }
     }
   }
@@ -185,12 +378,17 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   // their scores per pair).
   std::size_t x = 0, y = 0;
   double eps = 0.0, offset = 0.0;
-  auto locate = [&](std::size_t c) {
-    std::tie(x, y) = unrank_pair(c, m);
+  auto locate_positions = [&](std::size_t first, std::size_t second) {
+    x = std::min(first, second);
+    y = std::max(first, second);
     const ClusterNode& a = *state.live[x];
     const ClusterNode& b = *state.live[y];
     offset = a.offset() + b.offset() - 2.0 * state.time;
     eps = context.cache->eps(a, b);
+  };
+  auto locate = [&](std::size_t c) {
+    const auto [first, second] = unrank_pair(c, m);
+    locate_positions(first, second);
   };
   // The exact pair mass (when `with_mass`) and the duration draw of the chosen pair, reusing
   // what an earlier particle of the same state computed for it.
@@ -234,9 +432,17 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
     }
     case Algorithm::mpost1:
     case Algorithm::mpost2: {
-      chosen = draw_index(pairs.weights, stream);
-      locate(chosen);
-      const double log_q = pairs.log_score[chosen] - pairs.log_total;
+      double log_q;
+      if (pairs.is_factored) {
+        const FactoredDraw draw = draw_factored(pairs.factored, state, *context.cache, stream);
+        locate_positions(draw.owner, draw.partner);
+        chosen = x * m + y;  // the chosen-pair cache's key: unique within the state
+        log_q = draw.log_q;
+      } else {
+        chosen = draw_index(pairs.weights, stream);
+        locate(chosen);
+        log_q = pairs.log_score[chosen] - pairs.log_total;
+      }
       // Exact weight for the approximate pair choice: alpha = G_C / q(C).
       double log_mass;
       duration = exact_merge(chosen, true, log_mass);
@@ -251,7 +457,16 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   const ClusterNode& a = *state.live[x];
   const ClusterNode& b = *state.live[y];
   const double t = state.time - duration;
-  auto merged = std::make_shared<ClusterNode>();
+  const bool mpost2 = context.proposal == Algorithm::mpost2;
+  std::shared_ptr<ClusterNode> merged;
+  Mpost2ClusterNode* scored = nullptr;  // `merged` as an MPost2 cluster
+  if (mpost2) {
+    auto node = std::make_shared<Mpost2ClusterNode>();
+    scored = node.get();
+    merged = std::move(node);
+  } else {
+    merged = std::make_shared<ClusterNode>();
+  }
   merged->id = context.leaf_count + step;
   merged->time = t;
   const double sigma_a = a.variance + a.time - t;
@@ -261,20 +476,21 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   merged->mean.resize(context.dims);
   for (std::size_t j = 0; j < context.dims; ++j)
     merged->mean[j] = (sigma_b / s) * a.mean[j] + (sigma_a / s) * b.mean[j];
-  // Its pair row: one-vs-all distances to every other live cluster.
-  const bool bessel = context.proposal == Algorithm::mpost2;
-  merged->eps_row.assign(merged->id, std::numeric_limits<double>::quiet_NaN());
-  if (bessel) merged->log_bessel_row.assign(merged->id, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t z = 0; z < m; ++z) {
-    if (z == x || z == y) continue;
-    const ClusterNode& other = *state.live[z];
-    double sum = 0.0;
-    for (std::size_t j = 0; j < context.dims; ++j) {
-      const double diff = merged->mean[j] - other.mean[j];
-      sum += diff * diff;
-    }
-    merged->eps_row[other.id] = sum;
-    if (bessel) merged->log_bessel_row[other.id] = context.cache->mpost2_term(sum);
+  // Its pair row: one-vs-all distances to every other live cluster. (MPost2 clusters get their
+  // pair weights instead, once their state survives to the next step: complete_pair_weights.)
+  if (!scored) {
+    thread_local std::vector<const double*> other_means;
+    thread_local std::vector<double> distances;
+    other_means.clear();
+    for (std::size_t z = 0; z < m; ++z)
+      if (z != x && z != y) other_means.push_back(state.live[z]->mean.data());
+    distances.resize(other_means.size());
+    kernels::squared_distances_to_rows(merged->mean.data(), other_means.data(), other_means.size(),
+                                       context.dims, distances.data());
+    merged->eps_row.assign(merged->id, std::numeric_limits<double>::quiet_NaN());
+    std::size_t k = 0;
+    for (std::size_t z = 0; z < m; ++z)
+      if (z != x && z != y) merged->eps_row[state.live[z]->id] = distances[k++];
   }
   state.history = std::make_shared<const HistoryNode>(
       HistoryNode{Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t}, state.history});

@@ -31,12 +31,29 @@ struct ProposalWeights {
   double total = 0.0;              // sum of the block sums, in order
 };
 
+// MPost2's scores in factored form (pair_cache.hpp): the weight of pair C = {z, y} is
+// E_C * f_z * f_y, with E_C in the row of its owner z (the member with the higher node id) and
+// one factor f per live cluster, f = exp(sigma + lambda (a - T) / 2 - Phi), Phi the largest
+// exponent, so every factor is at most 1. A pair is drawn as its owner (by owner weight) and
+// then its partner within the owner's row.
+struct FactoredScores {
+  std::vector<double> factor;         // by node id: f, or 0 for clusters that are not live
+  std::vector<std::size_t> position;  // by node id: live position (live clusters only)
+  std::vector<double> row_sum;        // by live position z: sum over the row of E * f(partner)
+  std::vector<double> owner_weight;   // by live position z: f_z * row_sum[z]
+  double total = 0.0;                 // sum of owner_weight, in live order
+};
+
 // Pairs are the live positions (x < y) in lexicographic order.
 struct PairCandidates {
   std::vector<double> offset, eps;  // PriorPrior, PriorPost: r_C and eps_C of each pair
-  std::vector<double> log_score;    // PostPost, MPost1, MPost2: log proposal score of each pair
-  ProposalWeights weights;          // PostPost, MPost1, MPost2: their weights
-  double log_total = 0.0;           // log sum_C exp(log_score)
+  // PostPost, MPost1, and MPost2 when its factored form cannot be used (proposals.cpp):
+  std::vector<double> log_score;  // log proposal score of each pair
+  ProposalWeights weights;        // their weights
+  double log_total = 0.0;         // log sum_C exp(log_score)
+  // MPost2: whether `factored` holds this state's scores (otherwise log_score does).
+  bool is_factored = false;
+  FactoredScores factored;
 };
 
 // What earlier particles of the same state already computed for a chosen pair: its exact mass

@@ -122,7 +122,18 @@ class ProposalSystem final : public detail::ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    for (std::size_t s = 0; s < particles_.size(); ++s) next_[s] = particles_[ancestors[s]];
+    // The last copy of each ancestor takes its state by move: no reference-count traffic for
+    // the (typically many) particles that survive once.
+    uses_.assign(particles_.size(), 0);
+    for (std::size_t a : ancestors) ++uses_[a];
+    for (std::size_t s = 0; s < particles_.size(); ++s) {
+      const std::size_t a = ancestors[s];
+      if (--uses_[a] == 0) {
+        next_[s] = std::move(particles_[a]);
+      } else {
+        next_[s] = particles_[a];
+      }
+    }
     std::swap(particles_, next_);
   }
 
@@ -135,6 +146,7 @@ class ProposalSystem final : public detail::ParticleSystem {
   detail::LeafPairCache cache_;
   detail::StepContext context_;
   std::vector<ParticleState> particles_, next_;
+  std::vector<std::size_t> uses_;  // resample: remaining copies of each ancestor
   std::vector<detail::PairCandidates> candidates_;
 };
 

@@ -1,0 +1,24 @@
+#pragma once
+// log and exp over arrays, written as branch-free element-wise loops that the compiler
+// vectorizes (two doubles per SSE2 instruction in the portable build; more with wider vector
+// units), for the per-pair work of the SMC proposals: glibc's log and exp are scalar calls.
+// Both use plain Taylor series of a reduced argument (no tabulated constants), with errors of a
+// few ulps: log_array within 4e-16 * max(1, |log x|) absolute, exp_array within 6e-16 relative
+// (tests/kernels/vector_math_test.cpp checks both against libm).
+#include <cstddef>
+
+namespace kingman::kernels {
+
+// out[i] = log(x[i]) for positive normal x[i] (other inputs give unspecified values; callers
+// clamp). `out` may alias `x`.
+void log_array(const double* x, double* out, std::size_t count);
+
+// out[i] = exp(x[i]) for x[i] <= 709; results below the smallest normal double (x < -708.39)
+// are 0. `out` may alias `x`.
+void exp_array(const double* x, double* out, std::size_t count);
+
+// out[i] = sqrt(x[i]) (correctly rounded, as std::sqrt) for x[i] >= 0, vectorized. `out` may
+// alias `x`.
+void sqrt_array(const double* x, double* out, std::size_t count);
+
+}  // namespace kingman::kernels

@@ -1,0 +1,12 @@
+#pragma once
+// KINGMAN_VECTOR_CLONES marks an array kernel that GCC compiles twice, for AVX2 and for the
+// baseline x86-64 (SSE2), picking the AVX2 copy at load time on CPUs that have it: twice the
+// doubles per instruction in the portable build (KINGMAN_NATIVE=OFF). FMA is deliberately not
+// enabled in the AVX2 copy: both copies then perform the same IEEE operations in the same order
+// (the kernels fix their summation orders explicitly), so results are bit-identical whichever
+// copy runs. Elsewhere (other compilers, other architectures) the macro is empty.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define KINGMAN_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KINGMAN_VECTOR_CLONES
+#endif

@@ -1,0 +1,132 @@
+// The pair kernels (pair_kernels.hpp) against their scalar references, d from 1 to 300.
+//
+// Error bounds (u = 2^-53): squared distances and dot products are sums of d terms that both
+// versions round identically term by term; only the order of the additions differs, and any
+// order of d - 1 additions of nonnegative terms is within (d - 1) u (1 + O(u)) of the exact sum
+// S, so the two differ by at most 2 d u S. For signed terms (dot) the same holds with S the sum
+// of the terms' magnitudes. The blocked product form is within (2d + 6) u / tau of the exact
+// distance (its header derives this), hence within that plus d u of the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kingman/kernels/pair_kernels.hpp"
+
+namespace kingman::kernels {
+namespace {
+
+constexpr double kUlp = 0x1p-53;
+
+std::vector<double> normal_points(std::size_t n, std::size_t d, double centre, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> x(n * d);
+  for (double& v : x) v = centre + normal(engine);
+  return x;
+}
+
+TEST(PairKernels, SquaredDistanceMatchesReferenceForEveryDimension) {
+  for (std::size_t d = 1; d <= 300; ++d) {
+    const std::vector<double> x = normal_points(6, d, 0.0, static_cast<unsigned>(d));
+    for (std::size_t i = 0; i < 6; ++i) {
+      for (std::size_t j = 0; j < 6; ++j) {
+        const double* a = x.data() + i * d;
+        const double* b = x.data() + j * d;
+        const double reference = squared_distance_reference(a, b, d);
+        const double fast = squared_distance(a, b, d);
+        EXPECT_LE(std::abs(fast - reference), 2.0 * static_cast<double>(d) * kUlp * reference)
+            << "d=" << d << " pair " << i << "," << j;
+        // Symmetric to the bit: (a - b)^2 and (b - a)^2 round alike.
+        EXPECT_EQ(fast, squared_distance(b, a, d));
+      }
+    }
+  }
+}
+
+TEST(PairKernels, RowKernelsEqualThePairKernelBitForBit) {
+  for (std::size_t d : {1u, 2u, 3u, 7u, 8u, 9u, 15u, 20u, 64u, 100u, 256u, 300u}) {
+    const std::size_t n = 37;
+    const std::vector<double> x = normal_points(n, d, 3.0, 11);
+    std::vector<const double*> rows(n);
+    for (std::size_t k = 0; k < n; ++k) rows[k] = x.data() + ((k * 7) % n) * d;
+    std::vector<double> from_rows(n), from_block(n);
+    squared_distances_to_rows(x.data(), rows.data(), n, d, from_rows.data());
+    squared_distances_to_block(x.data(), x.data(), n, d, d, from_block.data());
+    for (std::size_t k = 0; k < n; ++k) {
+      EXPECT_EQ(from_rows[k], squared_distance(x.data(), rows[k], d)) << "d=" << d;
+      EXPECT_EQ(from_block[k], squared_distance(x.data(), x.data() + k * d, d)) << "d=" << d;
+    }
+  }
+}
+
+TEST(PairKernels, DotProductsMatchReference) {
+  for (std::size_t count = 0; count <= 300; ++count) {
+    const std::vector<double> a = normal_points(1, count, 0.0, 3);
+    const std::vector<double> b = normal_points(1, count, 0.5, 4);
+    double reference = 0.0, magnitude = 0.0;
+    for (std::size_t k = 0; k < count; ++k) {
+      reference += a[k] * b[k];
+      magnitude += std::abs(a[k] * b[k]);
+    }
+    const double fast = dot(a.data(), b.data(), count);
+    EXPECT_LE(std::abs(fast - reference), 2.0 * static_cast<double>(count) * kUlp * magnitude);
+    const double* row = a.data();
+    double batched = 0.0;
+    dots_with(&row, &count, 1, b.data(), &batched);
+    EXPECT_EQ(batched, fast);
+  }
+}
+
+// Points far from the origin (so that the product form cancels) with near-duplicates among them
+// (so that some pairs must be recomputed), across tile boundaries (n > 2 tiles).
+TEST(PairKernels, BlockedTilesMatchReferenceAndRecomputeCancellingPairs) {
+  const std::size_t n = 2 * PairDistanceTiles::kTile + 45;
+  for (std::size_t d : {1u, 2u, 5u, 20u, 64u, 300u}) {
+    std::vector<double> x = normal_points(n, d, 100.0, static_cast<unsigned>(d) + 50);
+    std::mt19937_64 engine(d);
+    std::normal_distribution<double> tiny(0.0, 1e-7);
+    for (std::size_t i = 1; i < n; i += 9)  // every ninth point nearly repeats its predecessor
+      for (std::size_t k = 0; k < d; ++k) x[i * d + k] = x[(i - 1) * d + k] + tiny(engine);
+    const double tau = PairDistanceTiles::kDefaultRecomputeFraction;
+    const double bound =
+        (2.0 * static_cast<double>(d) + 6.0) * kUlp / tau + 2.0 * static_cast<double>(d) * kUlp;
+    const PairDistanceTiles tiles(x.data(), n, d);
+    const std::size_t tile = PairDistanceTiles::kTile;
+    std::vector<double> fast(tile * tile), reference(tile * tile);
+    std::size_t recomputed = 0;
+    double worst = 0.0;
+    for (std::size_t a = 0; a < tiles.tile_count(); ++a) {
+      for (std::size_t b = a; b < tiles.tile_count(); ++b) {
+        recomputed += tiles.compute(a, b, fast.data());
+        pair_distance_tile_reference(x.data(), n, d, a, b, reference.data());
+        for (std::size_t i = tiles.tile_begin(a); i < tiles.tile_end(a); ++i) {
+          for (std::size_t j = std::max(tiles.tile_begin(b), a == b ? i + 1 : 0);
+               j < tiles.tile_end(b); ++j) {
+            const std::size_t at = (i - tiles.tile_begin(a)) * tile + (j - tiles.tile_begin(b));
+            const double error = std::abs(fast[at] - reference[at]) / reference[at];
+            worst = std::max(worst, error);
+            EXPECT_LE(error, bound) << "d=" << d << " pair " << i << "," << j;
+          }
+        }
+      }
+    }
+    // The near-duplicates (distance ~1e-14 d against norms ~1e4 d) cancel completely in
+    // product form: every one of them must have been recomputed.
+    EXPECT_GE(recomputed, n / 9) << "d=" << d;
+    std::printf(
+        "blocked pair distances, d = %zu: %zu pairs recomputed, worst relative error %.3g "
+        "(bound %.3g)\n",
+        d, recomputed, worst, bound);
+  }
+}
+
+TEST(PairKernels, RejectsBadRecomputeFraction) {
+  const std::vector<double> x(4, 0.0);
+  EXPECT_THROW(PairDistanceTiles(x.data(), 2, 2, -0.1), std::domain_error);
+  EXPECT_THROW(PairDistanceTiles(x.data(), 2, 2, 1.5), std::domain_error);
+}
+
+}  // namespace
+}  // namespace kingman::kernels
