@@ -4,6 +4,14 @@
 // disjoint outputs, so the split never changes a value; reductions happen afterwards, in index
 // order.
 //
+// Cost-aware form: the caller states a rough cost of one index (work_per_item, in arithmetic
+// operations). Handing work to another thread and joining it costs microseconds (waking a
+// sleeping worker, which then spins before it sleeps again, all counted as CPU time); a loop run
+// once per SMC step over cheap items would spend more on that than on its work. So no task gets
+// much less than kMinTaskWork, and a loop with less than that in all runs inline on the calling
+// thread without touching the scheduler. Either way every index is visited exactly once, so the
+// results do not depend on it.
+//
 // Under ThreadSanitizer the fork/join synchronization of the loop lives inside libtbb, which is
 // not instrumented: the loop declares those edges itself (release before the fork, acquire in
 // each task; release at each task's end, acquire after the join), so that TSan checks
@@ -11,6 +19,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #if defined(__SANITIZE_THREAD__)
@@ -20,20 +29,40 @@ extern "C" void __tsan_release(void* address);
 
 namespace kingman::detail {
 
+// Smallest work (arithmetic operations: tens of microseconds here) worth a task of its own.
+inline constexpr std::size_t kMinTaskWork = std::size_t{1} << 18;
+
+// Every index is its own potential task (for loops whose items are known to be large).
 template <typename Body>
-void parallel_for_range(std::size_t begin, std::size_t end, const Body& body) {
+void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
+                        std::size_t grain = 1) {
+  const tbb::blocked_range<std::size_t> all(begin, end, std::max<std::size_t>(grain, 1));
 #if defined(__SANITIZE_THREAD__)
   char fork_token = 0, join_token = 0;
   __tsan_release(&fork_token);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
+  tbb::parallel_for(all, [&](const auto& range) {
     __tsan_acquire(&fork_token);
     body(range);
     __tsan_release(&join_token);
   });
   __tsan_acquire(&join_token);
 #else
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), body);
+  tbb::parallel_for(all, body);
 #endif
+}
+
+// Tasks of at least kMinTaskWork; inline when the whole loop is smaller.
+template <typename Body>
+void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_item,
+                       const Body& body) {
+  if (end <= begin) return;
+  const std::size_t grain =
+      std::max<std::size_t>(1, kMinTaskWork / std::max<std::size_t>(work_per_item, 1));
+  if (end - begin <= grain) {
+    body(tbb::blocked_range<std::size_t>(begin, end, end - begin));
+    return;
+  }
+  parallel_for_range(begin, end, body, grain);
 }
 
 }  // namespace kingman::detail

@@ -27,6 +27,7 @@
 
 #include "../../model/discrete_duration_law.hpp"
 #include "../../scheduler/parallel_for.hpp"
+#include "cluster_pool.hpp"
 #include "discrete_particle_state.hpp"
 #include "kingman/error.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -38,12 +39,12 @@ namespace kingman {
 
 namespace detail {
 
-std::vector<std::shared_ptr<const DiscreteClusterNode>> discrete_leaves(const DiscreteData& data) {
+std::vector<std::unique_ptr<DiscreteClusterNode>> discrete_leaves(const DiscreteData& data) {
   const DiscreteMessages messages(data);
   const std::size_t width = data.d * data.categories;
-  std::vector<std::shared_ptr<const DiscreteClusterNode>> leaves(data.n);
+  std::vector<std::unique_ptr<DiscreteClusterNode>> leaves(data.n);
   for (std::size_t i = 0; i < data.n; ++i) {
-    auto leaf = std::make_shared<DiscreteClusterNode>();
+    auto leaf = std::make_unique<DiscreteClusterNode>();
     const DiscreteClusterView view = messages.cluster(i);
     leaf->id = i;
     leaf->time = view.time;
@@ -55,10 +56,11 @@ std::vector<std::shared_ptr<const DiscreteClusterNode>> discrete_leaves(const Di
 }
 
 double merge_live_pair(const DiscreteData& data, DiscreteParticleState& state, std::size_t x,
-                       std::size_t y, double t, std::size_t id) {
+                       std::size_t y, double t, std::size_t id,
+                       std::unique_ptr<DiscreteClusterNode>& created) {
   const DiscreteClusterNode& a = *state.live[x];
   const DiscreteClusterNode& b = *state.live[y];
-  auto merged = std::make_shared<DiscreteClusterNode>();
+  auto merged = std::make_unique<DiscreteClusterNode>();
   merged->id = id;
   merged->time = t;
   merged->message.resize(data.d * data.categories);
@@ -69,9 +71,10 @@ double merge_live_pair(const DiscreteData& data, DiscreteParticleState& state, s
   node->merge = Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t};
   node->previous = std::move(state.history);
   state.history = std::move(node);
-  state.live[x] = std::move(merged);
+  state.live[x] = merged.get();
   state.live.erase(state.live.begin() + static_cast<std::ptrdiff_t>(y));
   state.time = t;
+  created = std::move(merged);
   return log_z;
 }
 
@@ -88,6 +91,7 @@ MergeTree discrete_merge_tree(const DiscreteParticleState& state, std::size_t le
 
 namespace {
 
+using detail::DiscreteClusterNode;
 using detail::DiscreteParticleState;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -158,16 +162,23 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
         seed_(options.seed),
         particles_(options.particles),
         next_(options.particles) {
-    const auto leaves = detail::discrete_leaves(data);
+    std::vector<const DiscreteClusterNode*> leaves;
+    for (auto& leaf : detail::discrete_leaves(data)) leaves.push_back(pool_.keep(std::move(leaf)));
     for (DiscreteParticleState& p : particles_) p.live = leaves;
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
+    pool_.collect_if_due(particles_.size(), [&](const auto& visit) {
+      for (const DiscreteParticleState& p : particles_)
+        for (const DiscreteClusterNode* c : p.live) visit(c);
+    });
+    created_.resize(particles_.size());
     if (proposal_ == Algorithm::postpost) {
       extend_postpost(step, log_alpha);
     } else {
       extend_prior(step, log_alpha);
     }
+    for (auto& cluster : created_) pool_.adopt(std::move(cluster));
     for (std::size_t s = 0; s < log_alpha.size(); ++s) {
       if (std::isnan(log_alpha[s])) {
         throw NumericalError("SMC step " + std::to_string(step + 1) + ": particle " +
@@ -199,7 +210,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
         const double t = state.time - stream.exponential() / lambda;
         if (proposal_ == Algorithm::priorprior) {
           const auto [x, y] = pair_at(stream.below(pairs), m);
-          log_alpha[s] = detail::merge_live_pair(data_, state, x, y, t, id);
+          log_alpha[s] = detail::merge_live_pair(data_, state, x, y, t, id, created_[s]);
           continue;
         }
         for (std::size_t x = 0, i = 0; x < m; ++x) {
@@ -212,7 +223,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
         // delta} leaves 1 / lambda in the weight.
         log_alpha[s] = cumulative_weights(log_z, cumulative) - log_lambda;
         const auto [x, y] = pair_at(draw_from_cumulative(cumulative, stream.uniform()), m);
-        detail::merge_live_pair(data_, state, x, y, t, id);
+        detail::merge_live_pair(data_, state, x, y, t, id, created_[s]);
       }
     });
   }
@@ -312,7 +323,8 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
             const auto [x, y] = pair_at(i, m);
             const DiscreteDurationLaw& law = law_of(state, i, x, y, lambda, scratch);
             const double delta = law.draw(stream.uniform());
-            detail::merge_live_pair(data_, state, x, y, state.time - delta, data_.n + step);
+            detail::merge_live_pair(data_, state, x, y, state.time - delta, data_.n + step,
+                                    created_[s]);
             log_alpha[s] = log_total;
           }
         }
@@ -374,6 +386,8 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   Algorithm proposal_;
   std::uint64_t seed_;
   std::vector<DiscreteParticleState> particles_, next_;
+  detail::ClusterPool<DiscreteClusterNode> pool_;              // every particle's clusters
+  std::vector<std::unique_ptr<DiscreteClusterNode>> created_;  // by particle, in extend
   // PostPost scratch, per group of the current batch: log G_C of every pair, cumulative
   // relative masses, log sum_C G_C.
   std::vector<std::vector<double>> log_mass_, cumulative_;

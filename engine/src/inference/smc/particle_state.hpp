@@ -1,7 +1,8 @@
 #pragma once
 // A particle's partial history as persistent, shared structures: resampled copies share their
-// clusters (messages and pair rows) and their merge list instead of copying them, so copying a
-// particle costs O(live clusters) pointer copies.
+// clusters (messages and pair rows; owned by the system's ClusterPool, cluster_pool.hpp) and
+// their merge list instead of copying them, so copying a particle costs O(live clusters) plain
+// pointer copies.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,10 +14,11 @@ namespace kingman::detail {
 
 // One cluster's message (MODEL.md section 3), immutable once built.
 struct ClusterNode {
-  std::size_t id = 0;        // node id (scipy convention)
-  double variance = 0.0;     // v (times Lambda)
-  double time = 0.0;         // t <= 0
-  std::vector<double> mean;  // whitened y^
+  virtual ~ClusterNode() = default;  // MPost2's clusters extend it (pair_cache.hpp)
+  std::size_t id = 0;                // node id (scipy convention)
+  double variance = 0.0;             // v (times Lambda)
+  double time = 0.0;                 // t <= 0
+  std::vector<double> mean;          // whitened y^
   // For internal clusters: per node id of an earlier cluster, the pair's squared distance;
   // entries of clusters that were not live when this one was created are never read. MPost2's
   // clusters leave it empty and keep pair weights instead (Mpost2ClusterNode, pair_cache.hpp).
@@ -24,6 +26,7 @@ struct ClusterNode {
   // The race (race.cpp): key of the random streams of the pair clocks this cluster created,
   // unique to the particle and step that created it, so copies of a particle share them.
   std::uint64_t clock_key = 0;
+  mutable std::uint64_t collect_mark = 0;  // ClusterPool's
 
   double offset() const { return variance + time; }  // a_c in r_C = a_l + a_r - 2T
 };
@@ -34,9 +37,9 @@ struct HistoryNode {
 };
 
 struct ParticleState {
-  std::vector<std::shared_ptr<const ClusterNode>> live;  // in a fixed, history-determined order
-  std::shared_ptr<const HistoryNode> history;            // the last merge
-  double time = 0.0;                                     // time of the last merge (T)
+  std::vector<const ClusterNode*> live;        // in a fixed, history-determined order
+  std::shared_ptr<const HistoryNode> history;  // the last merge
+  double time = 0.0;                           // time of the last merge (T)
 };
 
 // The complete merge list of a finished particle.

@@ -304,6 +304,8 @@ void build_candidates(const ParticleState& state, const StepContext& context,
                            build_factored_mpost2(state, cache, context.leaf_count, context.dims,
                                                  coalescent_rate(m), candidates.factored);
   if (candidates.is_factored) return;
+  // PriorPrior draws its pair uniformly and looks up that one pair's distance: nothing to share.
+  if (proposal == Algorithm::priorprior) return;
   // Per-cluster part of r_C = a_l + a_r - 2T, gathered once.
   thread_local std::vector<double> offsets;
   offsets.resize(m);
@@ -364,7 +366,7 @@ std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m
 
 double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs) {
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created) {
   thread_local std::vector<double> scores;
   thread_local ProposalWeights prior_post_weights;
   const PairDensities density(context);
@@ -458,14 +460,14 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   const ClusterNode& b = *state.live[y];
   const double t = state.time - duration;
   const bool mpost2 = context.proposal == Algorithm::mpost2;
-  std::shared_ptr<ClusterNode> merged;
+  std::unique_ptr<ClusterNode> merged;
   Mpost2ClusterNode* scored = nullptr;  // `merged` as an MPost2 cluster
   if (mpost2) {
-    auto node = std::make_shared<Mpost2ClusterNode>();
+    auto node = std::make_unique<Mpost2ClusterNode>();
     scored = node.get();
     merged = std::move(node);
   } else {
-    merged = std::make_shared<ClusterNode>();
+    merged = std::make_unique<ClusterNode>();
   }
   merged->id = context.leaf_count + step;
   merged->time = t;
@@ -477,8 +479,10 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   for (std::size_t j = 0; j < context.dims; ++j)
     merged->mean[j] = (sigma_b / s) * a.mean[j] + (sigma_a / s) * b.mean[j];
   // Its pair row: one-vs-all distances to every other live cluster. (MPost2 clusters get their
-  // pair weights instead, once their state survives to the next step: complete_pair_weights.)
-  if (!scored) {
+  // pair weights instead, once their state survives to the next step: complete_pair_weights.
+  // PriorPrior reads one distance per step, which LeafPairCache::eps computes from the means:
+  // O(d) per step instead of O(m d) for a row.)
+  if (!scored && context.proposal != Algorithm::priorprior) {
     thread_local std::vector<const double*> other_means;
     thread_local std::vector<double> distances;
     other_means.clear();
@@ -494,7 +498,8 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   }
   state.history = std::make_shared<const HistoryNode>(
       HistoryNode{Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t}, state.history});
-  state.live[x] = std::move(merged);
+  state.live[x] = merged.get();
+  created = std::move(merged);
   state.live.erase(state.live.begin() + static_cast<std::ptrdiff_t>(y));
   state.time = t;
   if (std::isnan(log_alpha) || log_alpha == std::numeric_limits<double>::infinity()) {

@@ -5,6 +5,7 @@
 // this O(m^2) work. draw_and_merge then draws the particle's own merge from the proposal,
 // applies it, and returns the log incremental weight (target over proposal, MODEL.md
 // section 5).
+#include <memory>
 #include <vector>
 
 #include "kingman/kernels/gig.hpp"
@@ -84,9 +85,10 @@ void build_candidates(const ParticleState& state, const StepContext& context,
                       PairCandidates& candidates);
 
 // Extends `state` by merge number `step` (0-based) and returns log alpha. `candidates` must
-// have been built from a state identical to `state`.
+// have been built from a state identical to `state`. The merged cluster, which `state` now
+// lists, is handed over in `created` for the caller's ClusterPool.
 double draw_and_merge(ParticleState& state, const PairCandidates& candidates, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs);
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);
 
 }  // namespace kingman::detail

@@ -206,10 +206,10 @@ class BrownianRaceModel {
   BrownianRaceModel(const WhitenedData& data, double leaf_variance)
       : data_(&data), leaf_variance_(leaf_variance), pair_(data.d, data.log_det_lambda) {}
 
-  std::vector<std::shared_ptr<const Node>> leaves() const {
-    std::vector<std::shared_ptr<const Node>> leaves(data_->n);
+  std::vector<std::unique_ptr<Node>> leaves() const {
+    std::vector<std::unique_ptr<Node>> leaves(data_->n);
     for (std::size_t i = 0; i < data_->n; ++i) {
-      auto leaf = std::make_shared<Node>();
+      auto leaf = std::make_unique<Node>();
       leaf->id = i;
       leaf->variance = leaf_variance_;
       leaf->mean.assign(data_->row(i), data_->row(i) + data_->d);
@@ -260,9 +260,9 @@ class BrownianRaceModel {
   }
 
   // MODEL.md section 3: branch factors sigma = v + (t_c - t) >= 0.
-  std::shared_ptr<const Node> merged(const Node& a, const Node& b, double t, std::size_t id,
-                                     std::uint64_t clock_key) const {
-    auto node = std::make_shared<Node>();
+  std::unique_ptr<Node> merged(const Node& a, const Node& b, double t, std::size_t id,
+                               std::uint64_t clock_key) const {
+    auto node = std::make_unique<Node>();
     node->id = id;
     node->time = t;
     node->clock_key = clock_key;

@@ -33,7 +33,7 @@ class DiscreteRaceModel {
 
   explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {}
 
-  std::vector<std::shared_ptr<const Node>> leaves() const { return discrete_leaves(*data_); }
+  std::vector<std::unique_ptr<Node>> leaves() const { return discrete_leaves(*data_); }
 
   Law law(const Node& row_cluster, const Node& partner) const {
     return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
@@ -67,9 +67,9 @@ class DiscreteRaceModel {
     return -delta + (duration.log_mass() - duration.log_upper(delta));
   }
 
-  std::shared_ptr<const Node> merged(const Node& a, const Node& b, double t, std::size_t id,
-                                     std::uint64_t clock_key) const {
-    auto node = std::make_shared<Node>();
+  std::unique_ptr<Node> merged(const Node& a, const Node& b, double t, std::size_t id,
+                               std::uint64_t clock_key) const {
+    auto node = std::make_unique<Node>();
     node->id = id;
     node->time = t;
     node->clock_key = clock_key;

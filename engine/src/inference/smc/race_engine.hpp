@@ -44,11 +44,13 @@
 // selection and the weight once per group of copies.
 //
 // The Model provides (see race.cpp and race_discrete.cpp):
-//   Node (with id, time, clock_key), State (live, history, time), Law (a pair's clock law),
-//   leaves(), law(row, partner) -> Law, typical(Law) (a ranking: larger rings later),
-//   not_after_threshold(Law, theta) -> b (the clock with first uniform w is <= theta when
-//   w >= b; b >= 1 when no bound), clock(Law, w, stream), log_mass(a, b) = log N_C,
-//   log_kill_factor(merged, other, t), merged(a, b, t, id, clock_key), tree(state, n).
+//   Node (with id, time, clock_key, collect_mark), State (live: plain pointers, owned by the
+//   engine's ClusterPool; history, time), Law (a pair's clock law),
+//   leaves() -> vector<unique_ptr<Node>>, law(row, partner) -> Law, typical(Law) (a ranking: larger
+//   rings later), not_after_threshold(Law, theta) -> b (the clock with first uniform w is <= theta
+//   when w >= b; b >= 1 when no bound), clock(Law, w, stream), log_mass(a, b) = log N_C,
+//   log_kill_factor(merged, other, t), merged(a, b, t, id, clock_key) -> unique_ptr<Node>,
+//   tree(state, n).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -62,6 +64,7 @@
 #include <vector>
 
 #include "../../scheduler/parallel_for.hpp"
+#include "cluster_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -165,7 +168,8 @@ class RaceSystem final : public ParticleSystem {
       throw OptionError("race: at most 2^31 points and 2^32 particles");
     }
     // Leaves are shared by every particle.
-    const auto leaves = model_.leaves();
+    std::vector<const Node*> leaves;
+    for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
     for (std::size_t s = 0; s < particles_.size(); ++s) {
       particles_[s].state.live = leaves;
       particles_[s].rows.resize(n_);
@@ -183,6 +187,11 @@ class RaceSystem final : public ParticleSystem {
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size();
+    pool_.collect_if_due(count, [&](const auto& visit) {
+      for (const Particle& p : particles_)
+        for (const Node* c : p.state.live) visit(c);
+    });
+    created_.resize(count);
     // Copies of one state (same history, same leaf clocks) make the same next merge with the
     // same weight: group them, in particle order.
     struct Group {
@@ -215,10 +224,11 @@ class RaceSystem final : public ParticleSystem {
     parallel_for_range(0, count, [&](const auto& r) {
       for (std::size_t s = r.begin(); s != r.end(); ++s) {
         const Group& group = groups[group_of[s]];
-        merge(particles_[s], group.selection, step, s);
+        created_[s] = merge(particles_[s], group.selection, step, s);
         log_alpha[s] = group.log_alpha;
       }
     });
+    for (auto& cluster : created_) pool_.adopt(std::move(cluster));
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
@@ -325,9 +335,9 @@ class RaceSystem final : public ParticleSystem {
       }
       const auto& live = particle.state.live;
       const std::size_t partner_id = rows[winner].listed[0].partner;
-      const auto partner = std::lower_bound(
-          live.begin(), live.end(), partner_id,
-          [](const std::shared_ptr<const Node>& c, std::size_t id) { return c->id < id; });
+      const auto partner =
+          std::lower_bound(live.begin(), live.end(), partner_id,
+                           [](const Node* c, std::size_t id) { return c->id < id; });
       return {winner, static_cast<std::size_t>(partner - live.begin()), key};
     }
   }
@@ -354,9 +364,10 @@ class RaceSystem final : public ParticleSystem {
   }
 
   // Applies the merge: the new cluster (keyed by this particle and step) replaces the pair,
-  // the rows lose the merged partners, and the new cluster's row draws its clocks.
-  void merge(Particle& particle, const Selection& selection, std::size_t step,
-             std::size_t index) const {
+  // the rows lose the merged partners, and the new cluster's row draws its clocks. Returns the
+  // new cluster, for the pool.
+  std::unique_ptr<Node> merge(Particle& particle, const Selection& selection, std::size_t step,
+                              std::size_t index) const {
     auto& live = particle.state.live;
     auto& rows = particle.rows;
     const Node& a = *live[selection.row];
@@ -382,15 +393,18 @@ class RaceSystem final : public ParticleSystem {
       }
       row.count = kept;
     }
-    live.push_back(std::move(merged));
+    live.push_back(merged.get());
     rows.emplace_back();
     rescan(particle, live.size() - 1);
+    return merged;
   }
 
   Model model_;
   std::array<std::uint32_t, 2> clock_stream_key_;
   std::size_t n_;
   std::vector<Particle> particles_, next_;
+  ClusterPool<Node> pool_;                      // every particle's clusters
+  std::vector<std::unique_ptr<Node>> created_;  // by particle, in extend
 };
 
 }  // namespace kingman::detail::race

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "../../scheduler/parallel_for.hpp"
+#include "cluster_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "pair_cache.hpp"
@@ -29,6 +30,30 @@ using detail::ParticleState;
 constexpr std::size_t kCandidateBudgetBytes = std::size_t{256} << 20;
 // Particles of one group handled by one task (sharing its cache of chosen pairs).
 constexpr std::size_t kChunk = 16;
+
+// Rough arithmetic cost of one step's two phases (parallel_for.hpp uses them to decide how
+// finely to split): building one state's candidates, and drawing and merging for one particle.
+struct StepWork {
+  std::size_t per_group = 1, per_particle = 1;
+};
+
+StepWork step_work(Algorithm proposal, std::size_t m, std::size_t d) {
+  const std::size_t pairs = m * (m - 1) / 2;
+  // A complete or incomplete GIG integral, or a truncated-GIG sampler: a few hundred
+  // transcendental functions.
+  constexpr std::size_t kGigWork = 4000;
+  switch (proposal) {
+    case Algorithm::priorprior:  // one uniform pair, its likelihood and the merged mean
+      return {1, 4 * (m + d)};
+    case Algorithm::priorpost:  // every pair's likelihood at the drawn duration
+      return {2 * pairs, 40 * pairs + 4 * m * d};
+    case Algorithm::postpost:  // every pair's exact mass
+    case Algorithm::mpost1:
+      return {kGigWork * pairs, kGigWork + 4 * m * d};
+    default:  // MPost2: factored scores; the chosen pair's mass and the merged cluster's row
+      return {4 * pairs + 40 * m, kGigWork + 4 * m * d};
+  }
+}
 
 bool is_smc_algorithm(Algorithm a) {
   return a == Algorithm::priorprior || a == Algorithm::priorpost || a == Algorithm::postpost ||
@@ -58,19 +83,24 @@ class ProposalSystem final : public detail::ParticleSystem {
         particles_(options.particles),
         next_(options.particles) {
     // Leaves are shared by every particle.
-    std::vector<std::shared_ptr<const detail::ClusterNode>> leaves(data.n);
+    std::vector<const detail::ClusterNode*> leaves(data.n);
     for (std::size_t i = 0; i < data.n; ++i) {
-      auto leaf = std::make_shared<detail::ClusterNode>();
+      auto leaf = std::make_unique<detail::ClusterNode>();
       leaf->id = i;
       leaf->variance = leaf_variance;
       leaf->mean.assign(data.row(i), data.row(i) + data.d);
-      leaves[i] = std::move(leaf);
+      leaves[i] = pool_.keep(std::move(leaf));
     }
     for (ParticleState& p : particles_) p.live = leaves;
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size(), n = context_.leaf_count;
+    pool_.collect_if_due(count, [&](const auto& visit) {
+      for (const ParticleState& p : particles_)
+        for (const detail::ClusterNode* c : p.live) visit(c);
+    });
+    created_.resize(count);
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
     std::vector<std::size_t> group_of(count), group_leader;
@@ -96,7 +126,8 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (std::size_t g0 = 0; g0 < group_leader.size(); g0 += batch) {
       const std::size_t g1 = std::min(group_leader.size(), g0 + batch);
       candidates_.resize(std::max(candidates_.size(), g1 - g0));
-      detail::parallel_for_range(g0, g1, [&](const auto& range) {
+      const StepWork work = step_work(context_.proposal, m, context_.dims);
+      detail::parallel_for_work(g0, g1, work.per_group, [&](const auto& range) {
         for (std::size_t g = range.begin(); g != range.end(); ++g)
           detail::build_candidates(particles_[group_leader[g]], context_, candidates_[g - g0]);
       });
@@ -106,34 +137,27 @@ class ProposalSystem final : public detail::ParticleSystem {
       for (std::size_t g = g0; g < g1; ++g)
         for (std::size_t b = member_begin[g]; b < member_begin[g + 1]; b += kChunk)
           tasks.emplace_back(b, std::min(b + kChunk, member_begin[g + 1]));
-      detail::parallel_for_range(0, tasks.size(), [&](const auto& range) {
-        detail::ChosenPairCache chosen_pairs;
-        for (std::size_t task = range.begin(); task != range.end(); ++task) {
-          chosen_pairs.clear();
-          for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
-            const std::size_t s = members[k];
-            kernels::RandomStream stream(seed_, s, step + 1);
-            log_alpha[s] = detail::draw_and_merge(particles_[s], candidates_[group_of[s] - g0],
-                                                  step, context_, stream, chosen_pairs);
-          }
-        }
-      });
+      detail::parallel_for_work(
+          0, tasks.size(), kChunk * work.per_particle, [&](const auto& range) {
+            detail::ChosenPairCache chosen_pairs;
+            for (std::size_t task = range.begin(); task != range.end(); ++task) {
+              chosen_pairs.clear();
+              for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
+                const std::size_t s = members[k];
+                kernels::RandomStream stream(seed_, s, step + 1);
+                log_alpha[s] =
+                    detail::draw_and_merge(particles_[s], candidates_[group_of[s] - g0], step,
+                                           context_, stream, chosen_pairs, created_[s]);
+              }
+            }
+          });
     }
+    for (auto& cluster : created_) pool_.adopt(std::move(cluster));
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    // The last copy of each ancestor takes its state by move: no reference-count traffic for
-    // the (typically many) particles that survive once.
-    uses_.assign(particles_.size(), 0);
-    for (std::size_t a : ancestors) ++uses_[a];
-    for (std::size_t s = 0; s < particles_.size(); ++s) {
-      const std::size_t a = ancestors[s];
-      if (--uses_[a] == 0) {
-        next_[s] = std::move(particles_[a]);
-      } else {
-        next_[s] = particles_[a];
-      }
-    }
+    // Live lists are plain pointers (the pool owns the clusters), copied into next_'s buffers.
+    for (std::size_t s = 0; s < particles_.size(); ++s) next_[s] = particles_[ancestors[s]];
     std::swap(particles_, next_);
   }
 
@@ -146,8 +170,9 @@ class ProposalSystem final : public detail::ParticleSystem {
   detail::LeafPairCache cache_;
   detail::StepContext context_;
   std::vector<ParticleState> particles_, next_;
-  std::vector<std::size_t> uses_;  // resample: remaining copies of each ancestor
   std::vector<detail::PairCandidates> candidates_;
+  detail::ClusterPool<detail::ClusterNode> pool_;              // every particle's clusters
+  std::vector<std::unique_ptr<detail::ClusterNode>> created_;  // by particle, in extend
 };
 
 }  // namespace

@@ -1,0 +1,111 @@
+// The particle systems' cluster owner (cluster_pool.hpp) and the cost-aware parallel loop
+// (parallel_for.hpp): a sweep frees exactly the clusters no live list names and keeps the rest
+// intact, sweeps run only when the pool has doubled, and the loop visits every index once
+// whether it splits or runs inline.
+#include <gtest/gtest.h>
+
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "../../engine/src/inference/smc/cluster_pool.hpp"
+#include "../../engine/src/scheduler/parallel_for.hpp"
+
+namespace kingman::detail {
+namespace {
+
+struct CountedNode {
+  explicit CountedNode(int* alive_count, int value) : alive(alive_count), id(value) { ++*alive; }
+  ~CountedNode() { --*alive; }
+  int* alive;
+  int id;
+  mutable std::uint64_t collect_mark = 0;
+};
+
+using Lists = std::vector<std::vector<const CountedNode*>>;
+
+auto visitor(const Lists& lists) {
+  return [&lists](const auto& visit) {
+    for (const auto& list : lists)
+      for (const CountedNode* node : list) visit(node);
+  };
+}
+
+TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
+  int alive = 0;
+  ClusterPool<CountedNode> pool;
+  const CountedNode* leaf = pool.keep(std::make_unique<CountedNode>(&alive, -1));
+  std::vector<const CountedNode*> made;
+  for (int i = 0; i < 10; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  ASSERT_EQ(alive, 11);
+  // Two particles list clusters 2, 5 (shared) and 7; the leaf is listed by nobody but is kept.
+  const Lists lists = {{made[2], made[5]}, {made[5], made[7]}};
+  pool.collect_if_due(1, visitor(lists));  // 10 >= 2 * 0 + 1: due
+  EXPECT_EQ(alive, 4);
+  EXPECT_EQ(pool.size(), 4u);
+  std::set<int> ids;
+  for (const auto& list : lists)
+    for (const CountedNode* node : list) ids.insert(node->id);  // still readable
+  EXPECT_EQ(ids, (std::set<int>{2, 5, 7}));
+  EXPECT_EQ(leaf->id, -1);
+}
+
+TEST(ClusterPool, SweepsOnlyWhenThePoolHasDoubled) {
+  int alive = 0;
+  ClusterPool<CountedNode> pool;
+  std::vector<const CountedNode*> made;
+  for (int i = 0; i < 4; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  Lists lists = {{made[0], made[1], made[2], made[3]}};
+  pool.collect_if_due(2, visitor(lists));  // keeps all 4
+  EXPECT_EQ(alive, 4);
+  // Nobody lists the next ones, but 4 + 5 < 2 * 4 + 2: not yet due.
+  for (int i = 0; i < 5; ++i) pool.adopt(std::make_unique<CountedNode>(&alive, 10 + i));
+  pool.collect_if_due(2, visitor(lists));
+  EXPECT_EQ(alive, 9);
+  pool.adopt(std::make_unique<CountedNode>(&alive, 20));  // 10 >= 10: due
+  pool.collect_if_due(2, visitor(lists));
+  EXPECT_EQ(alive, 4);
+}
+
+TEST(ClusterPool, DestroysEverythingWithThePool) {
+  int alive = 0;
+  {
+    ClusterPool<CountedNode> pool;
+    pool.keep(std::make_unique<CountedNode>(&alive, 0));
+    pool.adopt(std::make_unique<CountedNode>(&alive, 1));
+    EXPECT_EQ(alive, 2);
+  }
+  EXPECT_EQ(alive, 0);
+}
+
+TEST(ParallelForWork, VisitsEveryIndexOnceInlineOrSplit) {
+  tbb::task_arena arena(2);
+  for (const std::size_t work_per_item : {std::size_t{1}, std::size_t{1000}, kMinTaskWork * 4}) {
+    for (const std::size_t count :
+         {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{5000}}) {
+      std::vector<std::atomic<int>> visits(count);
+      std::atomic<int> ranges{0};
+      arena.execute([&] {
+        parallel_for_work(0, count, work_per_item, [&](const auto& range) {
+          ++ranges;
+          for (std::size_t i = range.begin(); i != range.end(); ++i) ++visits[i];
+        });
+      });
+      for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(visits[i].load(), 1) << i;
+      // Below kMinTaskWork in all: one inline call.
+      if (count > 0 && count * work_per_item <= kMinTaskWork) {
+        EXPECT_EQ(ranges.load(), 1);
+      }
+      if (count == 0) {
+        EXPECT_EQ(ranges.load(), 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kingman::detail
