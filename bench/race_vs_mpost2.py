@@ -22,9 +22,10 @@ least-squares slope of log(seconds per particle) on log(n) over the --fit-points
 sizes of each algorithm; CPU seconds per particle is also fitted as a n^2 + b n (race) and
 a n^3 + b n^2 (mpost2) over every size.
 
-MPost2 costs O(n^3) per particle (it rescores every live pair at every step): at n = 2000,
-64 particles took 626 s, so its default sizes stop at 1000 (--mpost2-n to add more). Sizes
-above --single-seed-above run the first seed only.
+MPost2 costs O(n^3) per particle (every state sums every live cluster's row of pair weights
+at every step): at n = 5000, 64 particles took 682 s at commit 8d3c2da, so its default sizes
+stop at 2000 (--mpost2-n to add more). Sizes above --single-seed-above run the first seed
+only.
 
 Outputs (--out-dir, default bench/results; prefix --prefix, default race_vs_mpost2):
   race_vs_mpost2.csv          one row per run
@@ -33,7 +34,7 @@ Outputs (--out-dir, default bench/results; prefix --prefix, default race_vs_mpos
   race_vs_mpost2_meta.csv     date, commit, binary, machine, load averages, command, exponents
   race_vs_mpost2.png          time per particle, peak RSS, ESS / N per step, spread of log Z-hat
 
-Run with Debian's interpreter from the repository root (about 7 minutes with the defaults on
+Run with Debian's interpreter from the repository root (about 4 minutes with the defaults on
 2 vCPUs):
 
   /usr/bin/python3 bench/race_vs_mpost2.py --kingman build/bin/kingman
@@ -62,8 +63,8 @@ ALGORITHMS = ("race", "mpost2")
 # of n - 1 steps (n^2); MPost2 rescores every live pair at each step (n^3).
 LEADING = {"race": 2, "mpost2": 3}
 COLOURS = {"race": "#17becf", "mpost2": "#9467bd"}  # as in scaling_sweep.py's plots
-MPOST2_N2000_NOTE = ("mpost2 is O(n^3) per particle: n = 2000 with 64 particles took 626 s "
-                     "(bench/RESULTS.md, race_bench)")
+MPOST2_COST_NOTE = ("mpost2 is O(n^3) per particle: n = 5000 with 64 particles took 682 s "
+                     "(bench/RESULTS.md)")
 
 RUN_FIELDS = ["algorithm", "n", "d", "particles", "seed", "data_seed", "threads", "wall_s",
               "cpu_s", "user_s", "sys_s", "fit_s", "wall_per_particle_s", "cpu_per_particle_s",
@@ -446,7 +447,7 @@ def main():
     parser.add_argument("--kingman", default="build/bin/kingman", help="path to kingman")
     parser.add_argument("--race-n", type=int_list, default=[100, 200, 500, 1000, 2000, 5000],
                         help="sizes of the race, e.g. '100,200,500' (default %(default)s)")
-    parser.add_argument("--mpost2-n", type=int_list, default=[100, 200, 500, 1000],
+    parser.add_argument("--mpost2-n", type=int_list, default=[100, 200, 500, 1000, 2000],
                         help="sizes of mpost2 (default %(default)s; n = 2000 takes ~10 min)")
     parser.add_argument("--seeds", type=int_list, default=[1, 2, 3],
                         help="kingman fit seeds (default %(default)s)")
@@ -490,7 +491,7 @@ def main():
         left_out = [n for n in sizes["race"] if n not in sizes["mpost2"]]
         if "mpost2" in args.algorithms and left_out:
             print(f"race_vs_mpost2.py: mpost2 not run at n = {', '.join(map(str, left_out))}: "
-                  f"{MPOST2_N2000_NOTE}; add sizes with --mpost2-n", file=sys.stderr)
+                  f"{MPOST2_COST_NOTE}; add sizes with --mpost2-n", file=sys.stderr)
         meta = {
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "command": " ".join([sys.executable] + sys.argv),
