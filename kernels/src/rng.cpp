@@ -47,9 +47,10 @@ std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
 std::uint64_t RandomStream::next_u64() noexcept {
   if (used_ > 2) {
     // Counter = (index, a) in 128 bits; key derived from (seed, b).
+    if (index_ == 0) key_ = derive_key(seed_, b_, 1u);
     const auto idx = split(index_++);
     const auto a = split(a_);
-    block_ = philox4x32({idx[0], idx[1], a[0], a[1]}, derive_key(seed_, b_, 1u));
+    block_ = philox4x32({idx[0], idx[1], a[0], a[1]}, key_);
     used_ = 0;
   }
   const std::uint64_t value = (static_cast<std::uint64_t>(block_[used_]) << 32) | block_[used_ + 1];

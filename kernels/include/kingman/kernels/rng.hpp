@@ -33,6 +33,9 @@ class RandomStream {
  private:
   std::uint64_t seed_, a_, b_;
   std::uint64_t index_ = 0;
+  // The block key, derived from (seed, b) by one Philox block when the first block is drawn and
+  // kept: deriving it again for every block doubled the cost of a draw.
+  std::array<std::uint32_t, 2> key_{};
   std::array<std::uint32_t, 4> block_{};
   int used_ = 4;  // 32-bit words of block_ already consumed
   bool has_spare_normal_ = false;
