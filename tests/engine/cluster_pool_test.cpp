@@ -1,7 +1,7 @@
 // The particle systems' cluster owner (cluster_pool.hpp) and the cost-aware parallel loop
 // (parallel_for.hpp): a sweep frees exactly the clusters no live list names and keeps the rest
-// intact, sweeps run only when the pool has doubled, and the loop visits every index once
-// whether it splits or runs inline.
+// intact (or, with reuse, keeps the freed ones as spares), sweeps run only when the pool has
+// doubled, and the loop visits every index once whether it splits or runs inline.
 #include <gtest/gtest.h>
 
 #include <tbb/task_arena.h>
@@ -69,6 +69,28 @@ TEST(ClusterPool, SweepsOnlyWhenThePoolHasDoubled) {
   pool.adopt(std::make_unique<CountedNode>(&alive, 20));  // 10 >= 10: due
   pool.collect_if_due(2, visitor(lists));
   EXPECT_EQ(alive, 4);
+}
+
+TEST(ClusterPool, WithReuseASweepKeepsTheFreedClustersAsSpares) {
+  int alive = 0;
+  ClusterPool<CountedNode> pool(/*reuse=*/true);
+  EXPECT_EQ(pool.take_spare(), nullptr);
+  std::vector<const CountedNode*> made;
+  for (int i = 0; i < 6; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  const Lists lists = {{made[1], made[4]}};
+  pool.collect_if_due(1, visitor(lists));
+  EXPECT_EQ(alive, 6);  // nothing destroyed: four spares
+  EXPECT_EQ(pool.size(), 2u);
+  EXPECT_EQ(pool.spare_count(), 4u);
+  std::set<int> spare_ids;
+  while (std::unique_ptr<CountedNode> spare = pool.take_spare()) {
+    spare_ids.insert(spare->id);
+    pool.adopt(std::move(spare));
+  }
+  EXPECT_EQ(spare_ids, (std::set<int>{0, 2, 3, 5}));
+  EXPECT_EQ(pool.size(), 6u);
+  EXPECT_EQ(made[1]->id, 1);  // the listed ones untouched
+  EXPECT_EQ(made[4]->id, 4);
 }
 
 TEST(ClusterPool, DestroysEverythingWithThePool) {

@@ -397,9 +397,9 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   auto exact_merge = [&](std::size_t c, bool with_mass, double& log_mass) {
     const ChosenPairCache::Entry* entry = chosen_pairs.find(c);
     if (!entry) {
-      entry =
-          &chosen_pairs.add({c, with_mass ? density.log_pair_mass(eps, offset, lambda) : 0.0,
-                             kernels::TruncatedGigSampler(density.shape(), eps, lambda, offset)});
+      entry = &chosen_pairs.add(
+          {c, with_mass ? density.log_pair_mass(eps, offset, lambda) : 0.0,
+           kernels::QuickTruncatedGigSampler(density.shape(), eps, lambda, offset)});
     }
     log_mass = entry->log_mass;
     const double s = entry->sampler(stream);
@@ -460,15 +460,23 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   const ClusterNode& b = *state.live[y];
   const double t = state.time - duration;
   const bool mpost2 = context.proposal == Algorithm::mpost2;
-  std::unique_ptr<ClusterNode> merged;
+  // A spare node from the pool is of this run's kind: every merged cluster of a run is.
+  std::unique_ptr<ClusterNode> merged = std::move(created);
+  if (!merged) {
+    if (mpost2) {
+      merged = std::make_unique<Mpost2ClusterNode>();
+    } else {
+      merged = std::make_unique<ClusterNode>();
+    }
+  }
   Mpost2ClusterNode* scored = nullptr;  // `merged` as an MPost2 cluster
   if (mpost2) {
-    auto node = std::make_unique<Mpost2ClusterNode>();
-    scored = node.get();
-    merged = std::move(node);
-  } else {
-    merged = std::make_unique<ClusterNode>();
+    scored = static_cast<Mpost2ClusterNode*>(merged.get());
+    scored->pair_weight_row.clear();  // empty until complete_pair_weights fills it in
+    scored->weight_scale = 0.0;
   }
+  merged->eps_row.clear();
+  merged->clock_key = 0;
   merged->id = context.leaf_count + step;
   merged->time = t;
   const double sigma_a = a.variance + a.time - t;

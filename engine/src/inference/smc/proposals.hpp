@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "kingman/kernels/gig.hpp"
+#include "kingman/kernels/gig_quick_sampler.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "kingman/options.hpp"
 #include "pair_cache.hpp"
@@ -58,15 +58,16 @@ struct PairCandidates {
 };
 
 // What earlier particles of the same state already computed for a chosen pair: its exact mass
-// and its truncated-GIG sampler depend only on (state, pair), so particles that are copies of
-// one state and pick the same pair reuse them. One cache serves one sequence of particles that
-// share a state; clear it before the next state.
+// and its truncated-GIG sampler (the closed-form envelope of gig_quick_sampler.hpp: exact draws,
+// and cheaper to build than the reference sampler's root solves) depend only on (state, pair),
+// so particles that are copies of one state and pick the same pair reuse them. One cache serves one
+// sequence of particles that share a state; clear it before the next state.
 class ChosenPairCache {
  public:
   struct Entry {
     std::size_t index;
     double log_mass;
-    kernels::TruncatedGigSampler sampler;
+    kernels::QuickTruncatedGigSampler sampler;
   };
   const Entry* find(std::size_t index) const {
     for (const Entry& e : entries_)
@@ -85,8 +86,9 @@ void build_candidates(const ParticleState& state, const StepContext& context,
                       PairCandidates& candidates);
 
 // Extends `state` by merge number `step` (0-based) and returns log alpha. `candidates` must
-// have been built from a state identical to `state`. The merged cluster, which `state` now
-// lists, is handed over in `created` for the caller's ClusterPool.
+// have been built from a state identical to `state`. `created` may hold a spare node of this
+// run's kind (ClusterPool::take_spare; stale values are overwritten) for the merged cluster;
+// the merged cluster, which `state` now lists, is handed back in it for the caller's pool.
 double draw_and_merge(ParticleState& state, const PairCandidates& candidates, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
                       ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);

@@ -100,7 +100,9 @@ class ProposalSystem final : public detail::ParticleSystem {
       for (const ParticleState& p : particles_)
         for (const detail::ClusterNode* c : p.live) visit(c);
     });
+    // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
+    for (auto& node : created_) node = pool_.take_spare();
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
     std::vector<std::size_t> group_of(count), group_leader;
@@ -171,8 +173,8 @@ class ProposalSystem final : public detail::ParticleSystem {
   detail::StepContext context_;
   std::vector<ParticleState> particles_, next_;
   std::vector<detail::PairCandidates> candidates_;
-  detail::ClusterPool<detail::ClusterNode> pool_;              // every particle's clusters
-  std::vector<std::unique_ptr<detail::ClusterNode>> created_;  // by particle, in extend
+  detail::ClusterPool<detail::ClusterNode> pool_{/*reuse=*/true};  // every particle's clusters
+  std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
 };
 
 }  // namespace
