@@ -77,6 +77,7 @@ void bench_pairs_simd_rows(benchmark::State& state) {
 }
 BENCHMARK(bench_pairs_simd_rows)
     ->Args({2000, 20})
+    ->Args({2000, 64})
     ->Args({2000, 256})
     ->Unit(benchmark::kMillisecond);
 void bench_pairs_blocked(benchmark::State& state) {
@@ -96,6 +97,39 @@ void bench_pairs_blocked(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * (n - 1) / 2));
 }
 BENCHMARK(bench_pairs_blocked)->Args({2000, 20})->Args({2000, 256})->Unit(benchmark::kMillisecond);
+// One point against rows scattered in memory (the SMC's new clusters, Greedy-Rate1's rows).
+void bench_distances_to_rows(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto d = static_cast<std::size_t>(state.range(1));
+  const std::vector<double> x = gaussian_points(n + 1, d);
+  std::vector<const double*> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = x.data() + (i + 1) * d;
+  std::vector<double> out(n);
+  for (auto _ : state) {
+    squared_distances_to_rows(x.data(), rows.data(), n, d, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+BENCHMARK(bench_distances_to_rows)->Args({64, 64})->Args({1000, 20})->Args({1000, 256});
+// MPost2's row sums: m rows of lengths 1..m against one weight vector.
+void bench_dots_with(benchmark::State& state) {
+  const auto m = static_cast<std::size_t>(state.range(0));
+  const std::vector<double> x = gaussian_points(m + 1, m);
+  std::vector<const double*> rows(m);
+  std::vector<std::size_t> lengths(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    rows[i] = x.data() + (i + 1) * m;
+    lengths[i] = i + 1;
+  }
+  std::vector<double> out(m);
+  for (auto _ : state) {
+    dots_with(rows.data(), lengths.data(), m, x.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(m * (m + 1) / 2));
+}
+BENCHMARK(bench_dots_with)->Arg(64)->Arg(128)->Arg(1000);
 
 // MPost2's per-pair term p/2 log x + log K_p(sqrt x) over a row of 1000 squared distances
 // (d = 64, p = -31, x spread over six decades): one scalar call per pair (log and the fit's
