@@ -188,8 +188,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    for (std::size_t s = 0; s < particles_.size(); ++s) next_[s] = particles_[ancestors[s]];
-    std::swap(particles_, next_);
+    detail::resample_particles(particles_, next_, ancestors);
   }
 
   MergeTree tree(std::size_t particle) const override {

@@ -200,18 +200,21 @@ class RaceSystem final : public ParticleSystem {
       double log_alpha = 0.0;
     };
     std::vector<Group> groups;
-    std::vector<std::size_t> group_of(count);
     std::map<std::pair<const HistoryNode*, std::uint32_t>, std::size_t> group_by_state;
     for (std::size_t s = 0; s < count; ++s) {
       const auto key = std::make_pair(particles_[s].state.history.get(), particles_[s].lineage);
       const auto [it, added] = group_by_state.emplace(key, groups.size());
       if (added) groups.emplace_back();
       groups[it->second].members.push_back(s);
-      group_of[s] = it->second;
     }
-    // The first member selects (rescanning rows as needed) and weighs; the others take its
-    // rows, which the rescans may have changed.
-    parallel_for_range(0, groups.size(), [&](const auto& r) {
+    // One parallel loop per step: in each group's task the first member selects (rescanning
+    // rows as needed) and weighs, the others take its rows (which the rescans may have
+    // changed), then every member merges; a large group's merges become tasks of their own.
+    // (A second loop for the merges would add a fork and a join per step, where an idle worker
+    // waits.)
+    const std::size_t m = particles_.front().state.live.size();
+    const std::size_t merge_work = 64 * m;  // the new row's clocks: m draws, most skipped
+    parallel_for_work(0, groups.size(), merge_work * count / groups.size(), [&](const auto& r) {
       for (std::size_t g = r.begin(); g != r.end(); ++g) {
         Group& group = groups[g];
         Particle& leader = particles_[group.members.front()];
@@ -219,23 +222,27 @@ class RaceSystem final : public ParticleSystem {
         group.log_alpha = log_incremental_weight(leader, group.selection, step);
         for (std::size_t k = 1; k < group.members.size(); ++k)
           particles_[group.members[k]].rows = leader.rows;
-      }
-    });
-    parallel_for_range(0, count, [&](const auto& r) {
-      for (std::size_t s = r.begin(); s != r.end(); ++s) {
-        const Group& group = groups[group_of[s]];
-        created_[s] = merge(particles_[s], group.selection, step, s);
-        log_alpha[s] = group.log_alpha;
+        parallel_for_work(0, group.members.size(), merge_work, [&](const auto& members) {
+          for (std::size_t k = members.begin(); k != members.end(); ++k) {
+            const std::size_t s = group.members[k];
+            created_[s] = merge(particles_[s], group.selection, step, s);
+            log_alpha[s] = group.log_alpha;
+          }
+        });
       }
     });
     for (auto& cluster : created_) pool_.adopt(std::move(cluster));
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    for (std::size_t s = 0; s < particles_.size(); ++s) next_[s] = particles_[ancestors[s]];
-    std::swap(particles_, next_);
-    // Release the old generation's clusters now rather than at the next resampling.
-    for (Particle& old : next_) old = Particle{};
+    resample_particles(particles_, next_, ancestors);
+    // Release the old generation's history now rather than at the next resampling (buffers
+    // keep their capacity for the next resampling's copies).
+    for (Particle& old : next_) {
+      old.state.history.reset();
+      old.state.live.clear();
+      old.rows.clear();
+    }
   }
 
   MergeTree tree(std::size_t particle) const override {

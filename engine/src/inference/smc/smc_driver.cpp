@@ -129,28 +129,34 @@ class ProposalSystem final : public detail::ParticleSystem {
       const std::size_t g1 = std::min(group_leader.size(), g0 + batch);
       candidates_.resize(std::max(candidates_.size(), g1 - g0));
       const StepWork work = step_work(context_.proposal, m, context_.dims);
-      detail::parallel_for_work(g0, g1, work.per_group, [&](const auto& range) {
-        for (std::size_t g = range.begin(); g != range.end(); ++g)
-          detail::build_candidates(particles_[group_leader[g]], context_, candidates_[g - g0]);
-      });
-      // Tasks of up to kChunk particles of one group, each with its own cache of chosen
-      // pairs (a pure function of state and pair, so caching never changes a value).
-      std::vector<std::pair<std::size_t, std::size_t>> tasks;  // [begin, end) in `members`
-      for (std::size_t g = g0; g < g1; ++g)
-        for (std::size_t b = member_begin[g]; b < member_begin[g + 1]; b += kChunk)
-          tasks.emplace_back(b, std::min(b + kChunk, member_begin[g + 1]));
+      // One parallel loop per step (per batch): each group's task builds its candidates, then
+      // draws for its members in chunks of kChunk particles, each chunk with its own cache of
+      // chosen pairs (a pure function of state and pair, so caching never changes a value); a
+      // large group's chunks become tasks of their own. (A separate loop for the draws would
+      // add a fork and a join per step, where an idle worker waits.)
+      const std::size_t mean_members = (member_begin[g1] - member_begin[g0]) / (g1 - g0);
+      auto draw_chunk = [&](std::size_t first, std::size_t last) {
+        detail::ChosenPairCache chosen_pairs;
+        for (std::size_t k = first; k < last; ++k) {
+          const std::size_t s = members[k];
+          kernels::RandomStream stream(seed_, s, step + 1);
+          log_alpha[s] = detail::draw_and_merge(particles_[s], candidates_[group_of[s] - g0], step,
+                                                context_, stream, chosen_pairs, created_[s]);
+        }
+      };
       detail::parallel_for_work(
-          0, tasks.size(), kChunk * work.per_particle, [&](const auto& range) {
-            detail::ChosenPairCache chosen_pairs;
-            for (std::size_t task = range.begin(); task != range.end(); ++task) {
-              chosen_pairs.clear();
-              for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
-                const std::size_t s = members[k];
-                kernels::RandomStream stream(seed_, s, step + 1);
-                log_alpha[s] =
-                    detail::draw_and_merge(particles_[s], candidates_[group_of[s] - g0], step,
-                                           context_, stream, chosen_pairs, created_[s]);
-              }
+          g0, g1, work.per_group + mean_members * work.per_particle, [&](const auto& range) {
+            for (std::size_t g = range.begin(); g != range.end(); ++g) {
+              detail::build_candidates(particles_[group_leader[g]], context_, candidates_[g - g0]);
+              const std::size_t chunks =
+                  (member_begin[g + 1] - member_begin[g] + kChunk - 1) / kChunk;
+              detail::parallel_for_work(
+                  0, chunks, kChunk * work.per_particle, [&](const auto& chunk_range) {
+                    for (std::size_t c = chunk_range.begin(); c != chunk_range.end(); ++c) {
+                      const std::size_t first = member_begin[g] + c * kChunk;
+                      draw_chunk(first, std::min(first + kChunk, member_begin[g + 1]));
+                    }
+                  });
             }
           });
     }
@@ -158,9 +164,7 @@ class ProposalSystem final : public detail::ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    // Live lists are plain pointers (the pool owns the clusters), copied into next_'s buffers.
-    for (std::size_t s = 0; s < particles_.size(); ++s) next_[s] = particles_[ancestors[s]];
-    std::swap(particles_, next_);
+    detail::resample_particles(particles_, next_, ancestors);
   }
 
   MergeTree tree(std::size_t particle) const override {

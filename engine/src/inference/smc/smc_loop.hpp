@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "kingman/inference/smc.hpp"
 #include "kingman/tree/merge_tree.hpp"
@@ -23,6 +24,29 @@ class ParticleSystem {
   // The merge list of a particle (complete once n - 1 steps are done).
   virtual MergeTree tree(std::size_t particle) const = 0;
 };
+
+// Replaces `particles` by their resampled generation, particle s taking the state of
+// particle ancestors[s]. An ancestor's last offspring takes its state by a swap, so the
+// (usually many) particles with a single offspring are not copied: resampling runs on one
+// thread while the others wait, and copying every particle's O(m) state there was a visible
+// share of a step. Copies are assigned into `next`'s old elements and swaps hand those back,
+// so buffers keep their capacity from one resampling to the next. Afterwards `next` holds
+// stale states for the caller to clear or keep; values are the same as with copies.
+template <typename Particle>
+void resample_particles(std::vector<Particle>& particles, std::vector<Particle>& next,
+                        std::span<const std::size_t> ancestors) {
+  std::vector<std::size_t> remaining(particles.size(), 0);
+  for (std::size_t a : ancestors) ++remaining[a];
+  for (std::size_t s = 0; s < particles.size(); ++s) {
+    const std::size_t a = ancestors[s];
+    if (--remaining[a] == 0) {
+      std::swap(next[s], particles[a]);
+    } else {
+      next[s] = particles[a];
+    }
+  }
+  std::swap(particles, next);
+}
 
 // Runs the n - 1 steps on `system` (which holds options.particles particles of n leaves) and
 // fills log_evidence, ess, resampled_at and particles of `result`. Call it inside the task
