@@ -8,7 +8,13 @@ Four sweeps, each run as separate processes that read a data CSV and write a lin
   d          every algorithm and peer over --d-values, each at its fixed n (--fixed-n)
   particles  the SMC algorithms over --particle-values, each at its fixed n
   threads    every kingman algorithm with each of --threads-list, at --thread-n; the linkage
-             files of all thread counts and repeats are compared byte for byte
+             files of all thread counts and repeats are compared byte for byte. 1 thread is
+             also timed "beside a twin": while the same 1-thread command runs on the other
+             CPU. On a machine whose CPUs share a core's arithmetic (hyperthreads, or vCPUs
+             of one host core) a second busy thread slows the first whatever the program, so
+             T threads' CPU time is compared with both: 1 thread alone (what T threads cost
+             on this machine) and 1 thread beside a twin (the same load on the machine: the
+             difference is the program's own cost of threading, e.g. waiting at joins).
 
 Tools: kingman fit -a greedy-rate1 | greedy-minduration | greedy-maxprob | mgreedy (greedy) and
 mpost2 | postpost | priorprior | race (SMC, -p particles), always with --covariance identity
@@ -32,8 +38,8 @@ Outputs (--out-dir, default bench/results), prefix --prefix (default scaling):
   scaling_runs.csv       every run
   scaling_summary.csv    medians per point, ratio to fastcluster where it ran at the same n, d
   scaling_exponents.csv  fitted exponents
-  scaling_threads.csv    thread sweep: CPU-time overhead and wall speedup vs 1 thread,
-                         byte-identical linkage across thread counts
+  scaling_threads.csv    thread sweep: CPU-time overhead vs 1 thread alone and beside a
+                         twin, wall speedup, byte-identical linkage across thread counts
   scaling_meta.csv       date, commit, machine, load averages before and after, command line
   scaling_n.png, scaling_d.png, scaling_particles.png, scaling_threads.png
 
@@ -90,17 +96,18 @@ DEFAULT_THREAD_N = {
     "mpost2": 200, "priorprior": 800, "race": 200, "postpost": 32,
 }
 
-RUN_FIELDS = ["sweep", "series", "tool", "algorithm", "n", "d", "particles", "threads",
+RUN_FIELDS = ["sweep", "series", "tool", "algorithm", "n", "d", "particles", "threads", "twin",
               "repeat", "wall_s", "cpu_s", "user_s", "sys_s", "peak_rss_mib", "rss_from",
               "status", "linkage_sha256", "error"]
-SUMMARY_FIELDS = ["sweep", "series", "tool", "algorithm", "n", "d", "particles", "threads",
+SUMMARY_FIELDS = ["sweep", "series", "tool", "algorithm", "n", "d", "particles", "threads", "twin",
                   "runs", "median_wall_s", "min_wall_s", "median_cpu_s", "median_peak_rss_mib",
                   "wall_ratio_to_fastcluster", "linkage_sha256", "identical_across_runs",
                   "error"]
 EXPONENT_FIELDS = ["sweep", "series", "variable", "metric", "x_min", "x_max", "points",
                    "exponent", "r2", "last_slope", "fixed"]
 THREAD_FIELDS = ["series", "n", "d", "particles", "threads", "runs", "median_wall_s",
-                 "median_cpu_s", "median_peak_rss_mib", "cpu_overhead_vs_1", "wall_speedup_vs_1",
+                 "median_cpu_s", "median_peak_rss_mib", "cpu_overhead_vs_1",
+                 "cpu_overhead_vs_1_beside_twin", "median_cpu_s_1_beside_twin", "wall_speedup_vs_1",
                  "linkage_sha256", "identical_to_1_thread", "error"]
 
 
@@ -161,15 +168,25 @@ class Sweeper:
             cmd += ["-p", str(particles)]
         return cmd
 
-    def run(self, sweep, series, n, d, particles, threads, repeat):
+    def run(self, sweep, series, n, d, particles, threads, repeat, twin=False):
+        """One measured run; with `twin`, while the same command runs beside it (unmeasured)."""
         a = self.args
-        tag = f"{sweep}_{series}_n{n}_d{d}_p{particles}_t{threads}"
+        tag = f"{sweep}_{series}_n{n}_d{d}_p{particles}_t{threads}" + ("_twin" if twin else "")
         out = os.path.join(a.workdir, "out", f"{tag}_r{repeat}.csv")
         log = os.path.join(a.workdir, "logs", f"{tag}.log")
         if os.path.exists(out):
             os.remove(out)
-        m = run_measured(self.command(series, self.data_file(n, d), out, particles, threads),
-                         log, a.timeout)
+        data = self.data_file(n, d)
+        other = None
+        if twin:
+            other = subprocess.Popen(
+                self.command(series, data, out + ".twin", particles, threads),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        m = run_measured(self.command(series, data, out, particles, threads), log, a.timeout)
+        if other is not None:
+            other.wait()
+            if os.path.exists(out + ".twin"):
+                os.remove(out + ".twin")
         error = ""
         digest = ""
         if m.timed_out:
@@ -189,21 +206,22 @@ class Sweeper:
                "tool": series if series in PEER_TOOLS else "kingman",
                "algorithm": "average linkage" if series in PEER_TOOLS else series,
                "n": n, "d": d, "particles": particles if series in SMC else "",
-               "threads": threads if series in KINGMAN else 1, "repeat": repeat,
+               "threads": threads if series in KINGMAN else 1, "twin": twin, "repeat": repeat,
                "wall_s": m.wall_s, "cpu_s": m.cpu_s, "user_s": m.user_s, "sys_s": m.sys_s,
                "peak_rss_mib": m.peak_rss_mib, "rss_from": m.rss_from, "status": m.status,
                "linkage_sha256": digest, "error": error}
         self.runs.append(row)
         state = f"FAILED: {error}" if error else (f"{m.wall_s:.3f} s wall, {m.cpu_s:.3f} s CPU, "
                                                   f"{m.peak_rss_mib:.1f} MiB")
-        print(f"[{sweep}] {series:18s} n={n:<6d} d={d:<4d} p={particles:<4d} t={threads} "
-              f"run {repeat + 1}: {state}", file=sys.stderr, flush=True)
+        print(f"[{sweep}] {series:18s} n={n:<6d} d={d:<4d} p={particles:<4d} t={threads}"
+              f"{' beside a twin' if twin else ''} run {repeat + 1}: {state}", file=sys.stderr,
+              flush=True)
         return row
 
     # ---- a group of points measured together ----------------------------------------------
     def measure(self, sweep, points):
-        """points: list of (series, n, d, particles, threads). Repeats interleave the points;
-        returns the summary rows in the order of points."""
+        """points: list of (series, n, d, particles, threads[, twin]). Repeats interleave the
+        points; returns the summary rows in the order of points."""
         a = self.args
         done = {p: [] for p in points}
         failed = set()
@@ -213,13 +231,14 @@ class Sweeper:
                     continue
                 if rep > 0 and done[p] and done[p][0]["wall_s"] > a.long_run:
                     continue
-                row = self.run(sweep, *p, rep)
+                row = self.run(sweep, *p[:5], rep, twin=len(p) > 5 and p[5])
                 done[p].append(row)
                 if row["error"]:
                     failed.add(p)
         rows = []
         for p in points:
-            series, n, d, particles, threads = p
+            series, n, d, particles, threads = p[:5]
+            twin = len(p) > 5 and p[5]
             good = [r for r in done[p] if not r["error"]]
             errors = [r["error"] for r in done[p] if r["error"]]
             digests = {r["linkage_sha256"] for r in good}
@@ -228,7 +247,7 @@ class Sweeper:
                 "tool": series if series in PEER_TOOLS else "kingman",
                 "algorithm": "average linkage" if series in PEER_TOOLS else series,
                 "n": n, "d": d, "particles": particles if series in SMC else "",
-                "threads": threads if series in KINGMAN else 1,
+                "threads": threads if series in KINGMAN else 1, "twin": twin,
                 "runs": len(good),
                 "median_wall_s": statistics.median(r["wall_s"] for r in good) if good else None,
                 "min_wall_s": min(r["wall_s"] for r in good) if good else None,
@@ -249,7 +268,7 @@ class Sweeper:
             "tool": series if series in PEER_TOOLS else "kingman",
             "algorithm": "average linkage" if series in PEER_TOOLS else series,
             "n": n, "d": d, "particles": particles if series in SMC else "",
-            "threads": threads if series in KINGMAN else 1, "runs": 0,
+            "threads": threads if series in KINGMAN else 1, "twin": False, "runs": 0,
             "median_wall_s": None, "min_wall_s": None, "median_cpu_s": None,
             "median_peak_rss_mib": None, "wall_ratio_to_fastcluster": None,
             "linkage_sha256": "", "identical_across_runs": None, "error": f"skipped: {why}"})
@@ -383,20 +402,28 @@ def plot_threads(plt, path, trows, threads_list):
     if not series_list or not others:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    width = 0.8 / len(others)
+    bars = [(t, key, label) for t in others
+            for key, label in (("cpu_overhead_vs_1", f"{t} threads vs 1 thread alone"),
+                               ("cpu_overhead_vs_1_beside_twin",
+                                f"{t} threads vs 1 thread beside a twin"))]
+    width = 0.8 / len(bars)
     xs = np.arange(len(series_list))
-    for k, t in enumerate(others):
-        cpu, wall = [], []
+    for k, (t, key, label) in enumerate(bars):
+        cpu = []
         for s in series_list:
             r = next((r for r in trows if r["series"] == s and r["threads"] == t), None)
-            cpu.append(100.0 * r["cpu_overhead_vs_1"]
-                       if r and r["cpu_overhead_vs_1"] is not None else np.nan)
+            cpu.append(100.0 * r[key] if r and r[key] is not None else np.nan)
+        axes[0].bar(xs + k * width, cpu, width, label=label)
+    width_wall = 0.8 / len(others)
+    for k, t in enumerate(others):
+        wall = []
+        for s in series_list:
+            r = next((r for r in trows if r["series"] == s and r["threads"] == t), None)
             wall.append(r["wall_speedup_vs_1"]
                         if r and r["wall_speedup_vs_1"] is not None else np.nan)
-        axes[0].bar(xs + k * width, cpu, width, label=f"{t} threads")
-        axes[1].bar(xs + k * width, wall, width, label=f"{t} threads")
-    for ax in axes:
-        ax.set_xticks(xs + width * (len(others) - 1) / 2)
+        axes[1].bar(xs + k * width_wall, wall, width_wall, label=f"{t} threads")
+    for ax, w, count in ((axes[0], width, len(bars)), (axes[1], width_wall, len(others))):
+        ax.set_xticks(xs + w * (count - 1) / 2)
         ax.set_xticklabels(series_list, rotation=30, ha="right", fontsize=8)
         ax.grid(True, axis="y", alpha=0.25)
         ax.legend(fontsize=8)
@@ -528,12 +555,14 @@ def main():
         sw.ladder("particles", plan)
     thread_rows = []
     if "threads" in args.sweeps:
-        points = [(s, thread_n[s], args.d, args.particles, t)
-                  for s in pick if s in KINGMAN for t in threads_list]
+        points = [(s, thread_n[s], args.d, args.particles, t, twin)
+                  for s in pick if s in KINGMAN
+                  for t, twin in [(t, False) for t in threads_list] + [(1, True)]]
         rows = sw.measure("threads", points)
         for s in [s for s in pick if s in KINGMAN]:
-            mine = [r for r in rows if r["series"] == s]
+            mine = [r for r in rows if r["series"] == s and not r["twin"]]
             base = next(r for r in mine if r["threads"] == 1)
+            loaded = next(r for r in rows if r["series"] == s and r["twin"])
             base_digests = {r["linkage_sha256"] for r in sw.runs
                             if r["sweep"] == "threads" and r["series"] == s
                             and r["threads"] == 1 and not r["error"]}
@@ -550,6 +579,10 @@ def main():
                     "median_peak_rss_mib": r["median_peak_rss_mib"],
                     "cpu_overhead_vs_1": (r["median_cpu_s"] / base["median_cpu_s"] - 1.0)
                     if ok and base["median_cpu_s"] > 0 else None,
+                    "cpu_overhead_vs_1_beside_twin":
+                    (r["median_cpu_s"] / loaded["median_cpu_s"] - 1.0)
+                    if ok and loaded["median_cpu_s"] else None,
+                    "median_cpu_s_1_beside_twin": loaded["median_cpu_s"],
                     "wall_speedup_vs_1": (base["median_wall_s"] / r["median_wall_s"])
                     if ok else None,
                     "linkage_sha256": next(iter(digests)) if len(digests) == 1 else "",
@@ -659,14 +692,16 @@ def main():
     if thread_rows:
         print("### threads\n")
         print("| series | n | threads | median wall (s) | median CPU (s) | CPU vs 1 thread "
-              "| wall speedup | identical linkage |")
-        print("|---|---:|---:|---:|---:|---:|---:|---|")
+              "alone | CPU vs 1 thread beside a twin | wall speedup | identical linkage |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in thread_rows:
             ov = r["cpu_overhead_vs_1"]
+            ovt = r["cpu_overhead_vs_1_beside_twin"] if r["threads"] != 1 else None
             same = r["identical_to_1_thread"]
             print(f"| {r['series']} | {r['n']} | {r['threads']} | "
                   f"{cell(r['median_wall_s'], '.3f')} | {cell(r['median_cpu_s'], '.3f')} | "
                   f"{'—' if ov is None else f'{100 * ov:+.1f} %'} | "
+                  f"{'—' if ovt is None else f'{100 * ovt:+.1f} %'} | "
                   f"{cell(r['wall_speedup_vs_1'], '.2f')} | "
                   f"{'—' if same is None else ('yes' if same else 'NO')} |")
         print()
