@@ -28,11 +28,9 @@ struct CountedNode {
 
 using Lists = std::vector<std::vector<const CountedNode*>>;
 
-auto visitor(const Lists& lists) {
-  return [&lists](const auto& visit) {
-    for (const auto& list : lists)
-      for (const CountedNode* node : list) visit(node);
-  };
+// collect_if_due's live_of for particles whose live lists are `lists`.
+auto live_of(const Lists& lists) {
+  return [&lists](std::size_t s) -> const std::vector<const CountedNode*>& { return lists[s]; };
 }
 
 TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
@@ -44,7 +42,7 @@ TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
   ASSERT_EQ(alive, 11);
   // Two particles list clusters 2, 5 (shared) and 7; the leaf is listed by nobody but is kept.
   const Lists lists = {{made[2], made[5]}, {made[5], made[7]}};
-  pool.collect_if_due(1, visitor(lists));  // 10 >= 2 * 0 + 1: due
+  pool.collect_if_due(1, lists.size(), live_of(lists));  // 10 >= 2 * 0 + 1: due
   EXPECT_EQ(alive, 4);
   EXPECT_EQ(pool.size(), 4u);
   std::set<int> ids;
@@ -60,14 +58,14 @@ TEST(ClusterPool, SweepsOnlyWhenThePoolHasDoubled) {
   std::vector<const CountedNode*> made;
   for (int i = 0; i < 4; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
   Lists lists = {{made[0], made[1], made[2], made[3]}};
-  pool.collect_if_due(2, visitor(lists));  // keeps all 4
+  pool.collect_if_due(2, lists.size(), live_of(lists));  // keeps all 4
   EXPECT_EQ(alive, 4);
   // Nobody lists the next ones, but 4 + 5 < 2 * 4 + 2: not yet due.
   for (int i = 0; i < 5; ++i) pool.adopt(std::make_unique<CountedNode>(&alive, 10 + i));
-  pool.collect_if_due(2, visitor(lists));
+  pool.collect_if_due(2, lists.size(), live_of(lists));
   EXPECT_EQ(alive, 9);
   pool.adopt(std::make_unique<CountedNode>(&alive, 20));  // 10 >= 10: due
-  pool.collect_if_due(2, visitor(lists));
+  pool.collect_if_due(2, lists.size(), live_of(lists));
   EXPECT_EQ(alive, 4);
 }
 
@@ -78,7 +76,7 @@ TEST(ClusterPool, WithReuseASweepKeepsTheFreedClustersAsSpares) {
   std::vector<const CountedNode*> made;
   for (int i = 0; i < 6; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
   const Lists lists = {{made[1], made[4]}};
-  pool.collect_if_due(1, visitor(lists));
+  pool.collect_if_due(1, lists.size(), live_of(lists));
   EXPECT_EQ(alive, 6);  // nothing destroyed: four spares
   EXPECT_EQ(pool.size(), 2u);
   EXPECT_EQ(pool.spare_count(), 4u);
@@ -91,6 +89,39 @@ TEST(ClusterPool, WithReuseASweepKeepsTheFreedClustersAsSpares) {
   EXPECT_EQ(pool.size(), 6u);
   EXPECT_EQ(made[1]->id, 1);  // the listed ones untouched
   EXPECT_EQ(made[4]->id, 4);
+}
+
+// Marking runs in parallel when the lists are long: the sweep must keep exactly the listed
+// clusters, shared ones included, whatever the thread count.
+TEST(ClusterPool, ParallelMarkingKeepsExactlyTheListedClusters) {
+  for (int threads : {1, 2, 4}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      int alive = 0;
+      ClusterPool<CountedNode> pool;
+      std::vector<const CountedNode*> made;
+      for (int i = 0; i < 4000; ++i)
+        made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+      // 64 particles of 1000 clusters each: all list the multiples of 7 below 1000 (shared),
+      // the rest overlap in part; clusters 3000 and up are listed by nobody.
+      Lists lists(64);
+      std::set<int> listed;
+      for (std::size_t s = 0; s < lists.size(); ++s) {
+        for (int i = 0; i < 1000; ++i) {
+          const int id =
+              i % 7 == 0 ? i : static_cast<int>((s * 37 + static_cast<std::size_t>(i)) % 3000);
+          lists[s].push_back(made[static_cast<std::size_t>(id)]);
+          listed.insert(id);
+        }
+      }
+      pool.collect_if_due(1, lists.size(), live_of(lists));
+      EXPECT_EQ(alive, static_cast<int>(listed.size())) << threads << " threads";
+      std::set<int> kept;
+      for (const auto& list : lists)
+        for (const CountedNode* node : list) kept.insert(node->id);
+      EXPECT_EQ(kept, listed);
+    });
+  }
 }
 
 TEST(ClusterPool, DestroysEverythingWithThePool) {

@@ -1,7 +1,9 @@
-// resample_particles (smc_loop.hpp) hands an ancestor's state to its last offspring by a swap
-// instead of a copy: the new generation must equal the one plain copies give, for every
-// pattern of offspring counts, and the scratch vector must stay usable for the next call.
+// resample_particles (smc_loop.hpp) hands an ancestor's state to one offspring by a swap and
+// copies it for the others in parallel: the new generation must equal the one plain copies
+// give, for every pattern of offspring counts and any thread count, and the scratch vector
+// must stay usable for the next call.
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include <cstddef>
 #include <random>
@@ -22,7 +24,7 @@ std::vector<Particle> generation(std::size_t count, int tag) {
   return particles;
 }
 
-TEST(ResampleParticles, EqualsPlainCopiesForAnyAncestors) {
+void check_resampling() {
   std::mt19937_64 engine(3);
   for (std::size_t count : {1u, 2u, 7u, 64u}) {
     std::vector<Particle> particles = generation(count, 100);
@@ -39,12 +41,19 @@ TEST(ResampleParticles, EqualsPlainCopiesForAnyAncestors) {
       }
       std::vector<Particle> expected(count);
       for (std::size_t s = 0; s < count; ++s) expected[s] = particles[ancestors[s]];
-      resample_particles(particles, next, ancestors);
+      resample_particles(particles, next, ancestors, /*copy_work=*/1 << 20);  // parallel
       ASSERT_EQ(particles, expected) << "count " << count << " round " << round;
       ASSERT_EQ(next.size(), count);
       // Extend every particle, as a step would, so the next round starts from new values.
       for (Particle& p : particles) p.push_back(round);
     }
+  }
+}
+
+TEST(ResampleParticles, EqualsPlainCopiesForAnyAncestors) {
+  for (int threads : {1, 2, 4}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] { check_resampling(); });
   }
 }
 

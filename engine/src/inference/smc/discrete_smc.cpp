@@ -168,10 +168,9 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
-    pool_.collect_if_due(particles_.size(), [&](const auto& visit) {
-      for (const DiscreteParticleState& p : particles_)
-        for (const DiscreteClusterNode* c : p.live) visit(c);
-    });
+    pool_.collect_if_due(
+        particles_.size(),
+        particles_.size(), [&](std::size_t s) -> const auto& { return particles_[s].live; });
     created_.resize(particles_.size());
     if (proposal_ == Algorithm::postpost) {
       extend_postpost(step, log_alpha);
@@ -188,7 +187,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    detail::resample_particles(particles_, next_, ancestors);
+    detail::resample_particles(particles_, next_, ancestors, particles_.front().live.size());
   }
 
   MergeTree tree(std::size_t particle) const override {

@@ -187,10 +187,8 @@ class RaceSystem final : public ParticleSystem {
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size();
-    pool_.collect_if_due(count, [&](const auto& visit) {
-      for (const Particle& p : particles_)
-        for (const Node* c : p.state.live) visit(c);
-    });
+    pool_.collect_if_due(
+        count, count, [&](std::size_t s) -> const auto& { return particles_[s].state.live; });
     created_.resize(count);
     // Copies of one state (same history, same leaf clocks) make the same next merge with the
     // same weight: group them, in particle order.
@@ -235,7 +233,8 @@ class RaceSystem final : public ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    resample_particles(particles_, next_, ancestors);
+    // A copy: the live list and the rows, a few words per live cluster.
+    resample_particles(particles_, next_, ancestors, 8 * particles_.front().state.live.size());
     // Release the old generation's history now rather than at the next resampling (buffers
     // keep their capacity for the next resampling's copies).
     for (Particle& old : next_) {

@@ -96,10 +96,8 @@ class ProposalSystem final : public detail::ParticleSystem {
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size(), n = context_.leaf_count;
-    pool_.collect_if_due(count, [&](const auto& visit) {
-      for (const ParticleState& p : particles_)
-        for (const detail::ClusterNode* c : p.live) visit(c);
-    });
+    pool_.collect_if_due(
+        count, count, [&](std::size_t s) -> const auto& { return particles_[s].live; });
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
@@ -164,7 +162,7 @@ class ProposalSystem final : public detail::ParticleSystem {
   }
 
   void resample(std::span<const std::size_t> ancestors) override {
-    detail::resample_particles(particles_, next_, ancestors);
+    detail::resample_particles(particles_, next_, ancestors, particles_.front().live.size());
   }
 
   MergeTree tree(std::size_t particle) const override {

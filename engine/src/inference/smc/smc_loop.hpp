@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "../../scheduler/parallel_for.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/tree/merge_tree.hpp"
 
@@ -26,25 +27,30 @@ class ParticleSystem {
 };
 
 // Replaces `particles` by their resampled generation, particle s taking the state of
-// particle ancestors[s]. An ancestor's last offspring takes its state by a swap, so the
-// (usually many) particles with a single offspring are not copied: resampling runs on one
-// thread while the others wait, and copying every particle's O(m) state there was a visible
-// share of a step. Copies are assigned into `next`'s old elements and swaps hand those back,
-// so buffers keep their capacity from one resampling to the next. Afterwards `next` holds
-// stale states for the caller to clear or keep; values are the same as with copies.
+// particle ancestors[s]. One offspring of each ancestor takes its state by a swap, so the
+// (usually many) particles with a single offspring are not copied; the copies, which may be
+// O(m) each, run in parallel (copy_work: the rough cost of one, as for parallel_for_work), as
+// resampling otherwise runs on one thread while the others wait. Copies are assigned into
+// `next`'s old elements and swaps hand those back, so buffers keep their capacity from one
+// resampling to the next. Afterwards `next` holds stale states for the caller to clear or
+// keep; values are the same as with plain copies, whatever the thread count.
 template <typename Particle>
 void resample_particles(std::vector<Particle>& particles, std::vector<Particle>& next,
-                        std::span<const std::size_t> ancestors) {
-  std::vector<std::size_t> remaining(particles.size(), 0);
-  for (std::size_t a : ancestors) ++remaining[a];
-  for (std::size_t s = 0; s < particles.size(); ++s) {
-    const std::size_t a = ancestors[s];
-    if (--remaining[a] == 0) {
-      std::swap(next[s], particles[a]);
-    } else {
-      next[s] = particles[a];
-    }
-  }
+                        std::span<const std::size_t> ancestors, std::size_t copy_work) {
+  const std::size_t count = particles.size();
+  // taker[a]: the offspring that takes ancestor a's state by a swap (its first).
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> taker(count, kNone);
+  for (std::size_t s = 0; s < count; ++s)
+    if (taker[ancestors[s]] == kNone) taker[ancestors[s]] = s;
+  // Every other offspring copies (reading its ancestor, which nothing writes meanwhile)...
+  parallel_for_work(0, count, copy_work, [&](const auto& range) {
+    for (std::size_t s = range.begin(); s != range.end(); ++s)
+      if (taker[ancestors[s]] != s) next[s] = particles[ancestors[s]];
+  });
+  // ...before the takers swap.
+  for (std::size_t a = 0; a < count; ++a)
+    if (taker[a] != kNone) std::swap(next[taker[a]], particles[a]);
   std::swap(particles, next);
 }
 
