@@ -137,7 +137,7 @@ TEST(ClusterPool, DestroysEverythingWithThePool) {
 
 TEST(ParallelForWork, VisitsEveryIndexOnceInlineOrSplit) {
   tbb::task_arena arena(2);
-  for (const std::size_t work_per_item : {std::size_t{1}, std::size_t{1000}, kMinTaskWork * 4}) {
+  for (const std::size_t work_per_item : {std::size_t{1}, std::size_t{1000}, kMinLoopWork * 4}) {
     for (const std::size_t count :
          {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{5000}}) {
       std::vector<std::atomic<int>> visits(count);
@@ -149,8 +149,8 @@ TEST(ParallelForWork, VisitsEveryIndexOnceInlineOrSplit) {
         });
       });
       for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(visits[i].load(), 1) << i;
-      // Below kMinTaskWork in all: one inline call.
-      if (count > 0 && count * work_per_item <= kMinTaskWork) {
+      // Below kMinLoopWork in all: one inline call.
+      if (count > 0 && count * work_per_item <= kMinLoopWork) {
         EXPECT_EQ(ranges.load(), 1);
       }
       if (count == 0) {

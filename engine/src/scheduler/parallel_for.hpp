@@ -7,10 +7,12 @@
 // Cost-aware form: the caller states a rough cost of one index (work_per_item, in arithmetic
 // operations). Handing work to another thread and joining it costs microseconds (waking a
 // sleeping worker, which then spins before it sleeps again, all counted as CPU time); a loop run
-// once per SMC step over cheap items would spend more on that than on its work. So no task gets
-// much less than kMinTaskWork, and a loop with less than that in all runs inline on the calling
-// thread without touching the scheduler. Either way every index is visited exactly once, so the
-// results do not depend on it.
+// once per SMC step over cheap items would spend more on that than on its work. So a loop with
+// less than kMinLoopWork in all runs inline on the calling thread without touching the
+// scheduler. Larger loops are cut into about kTasksPerThread tasks per thread, so that the
+// threads finish together (at a join, a thread whose last task ended early waits, and the wait
+// is CPU time too), but no task gets less than kMinTaskWork, nor needs more than kMinLoopWork.
+// Either way every index is visited exactly once, so the results do not depend on it.
 //
 // Under ThreadSanitizer the fork/join synchronization of the loop lives inside libtbb, which is
 // not instrumented: the loop declares those edges itself (release before the fork, acquire in
@@ -18,6 +20,7 @@
 // kingman's own accesses without false reports about data handed to the tasks.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -29,8 +32,12 @@ extern "C" void __tsan_release(void* address);
 
 namespace kingman::detail {
 
-// Smallest work (arithmetic operations: tens of microseconds here) worth a task of its own.
-inline constexpr std::size_t kMinTaskWork = std::size_t{1} << 18;
+// Smallest loop (arithmetic operations: tens of microseconds here) worth running in parallel.
+inline constexpr std::size_t kMinLoopWork = std::size_t{1} << 18;
+// Smallest task (a few microseconds) worth handing to another thread.
+inline constexpr std::size_t kMinTaskWork = std::size_t{1} << 14;
+// Tasks per thread that a large loop is cut into, for balance.
+inline constexpr std::size_t kTasksPerThread = 8;
 
 // Every index is its own potential task (for loops whose items are known to be large).
 template <typename Body>
@@ -51,18 +58,21 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
 #endif
 }
 
-// Tasks of at least kMinTaskWork; inline when the whole loop is smaller.
+// Inline below kMinLoopWork in all; otherwise tasks as described at the top of this file.
 template <typename Body>
 void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_item,
                        const Body& body) {
   if (end <= begin) return;
-  const std::size_t grain =
-      std::max<std::size_t>(1, kMinTaskWork / std::max<std::size_t>(work_per_item, 1));
-  if (end - begin <= grain) {
-    body(tbb::blocked_range<std::size_t>(begin, end, end - begin));
+  const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
+  if (items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
+    body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;
   }
-  parallel_for_range(begin, end, body, grain);
+  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  const std::size_t balanced = items / (kTasksPerThread * std::max<std::size_t>(threads, 1));
+  const std::size_t smallest = (kMinTaskWork + work - 1) / work;
+  const std::size_t largest = std::max<std::size_t>(1, kMinLoopWork / work);
+  parallel_for_range(begin, end, body, std::clamp(balanced, std::min(smallest, largest), largest));
 }
 
 }  // namespace kingman::detail

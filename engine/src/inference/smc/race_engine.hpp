@@ -211,7 +211,9 @@ class RaceSystem final : public ParticleSystem {
     // (A second loop for the merges would add a fork and a join per step, where an idle worker
     // waits.)
     const std::size_t m = particles_.front().state.live.size();
-    const std::size_t merge_work = 64 * m;  // the new row's clocks: m draws, most skipped
+    // A merge draws the new row's m - 2 clocks (a law, then a skip test or a truncated-GIG
+    // draw each): ~0.7 us per partner at d = 20, i.e. some 1000 operations.
+    const std::size_t merge_work = 1024 * m;
     parallel_for_work(0, groups.size(), merge_work * count / groups.size(), [&](const auto& r) {
       for (std::size_t g = r.begin(); g != r.end(); ++g) {
         Group& group = groups[g];
