@@ -58,17 +58,18 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
 #endif
 }
 
-// Inline below kMinLoopWork in all; otherwise tasks as described at the top of this file.
+// Inline on one thread or below kMinLoopWork in all; otherwise tasks as described at the top of
+// this file.
 template <typename Body>
 void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_item,
                        const Body& body) {
   if (end <= begin) return;
   const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
-  if (items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
+  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  if (threads <= 1 || items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
     body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;
   }
-  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
   const std::size_t balanced = items / (kTasksPerThread * std::max<std::size_t>(threads, 1));
   const std::size_t smallest = (kMinTaskWork + work - 1) / work;
   const std::size_t largest = std::max<std::size_t>(1, kMinLoopWork / work);
