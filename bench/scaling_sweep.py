@@ -107,7 +107,9 @@ EXPONENT_FIELDS = ["sweep", "series", "variable", "metric", "x_min", "x_max", "p
                    "exponent", "r2", "last_slope", "fixed"]
 THREAD_FIELDS = ["series", "n", "d", "particles", "threads", "runs", "median_wall_s",
                  "median_cpu_s", "median_peak_rss_mib", "cpu_overhead_vs_1",
-                 "cpu_overhead_vs_1_beside_twin", "median_cpu_s_1_beside_twin", "wall_speedup_vs_1",
+                 "cpu_overhead_vs_1_beside_twin", "median_cpu_s_1_beside_twin",
+                 "cpu_overhead_paired_median", "cpu_overhead_paired_q1", "cpu_overhead_paired_q3",
+                 "wall_speedup_vs_1",
                  "linkage_sha256", "identical_to_1_thread", "error"]
 
 
@@ -403,17 +405,24 @@ def plot_threads(plt, path, trows, threads_list):
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     bars = [(t, key, label) for t in others
-            for key, label in (("cpu_overhead_vs_1", f"{t} threads vs 1 thread alone"),
+            for key, label in (("cpu_overhead_vs_1", f"{t} threads vs 1 thread alone (medians)"),
                                ("cpu_overhead_vs_1_beside_twin",
-                                f"{t} threads vs 1 thread beside a twin"))]
+                                f"{t} threads vs 1 thread beside a twin (medians)"),
+                               ("cpu_overhead_paired_median",
+                                f"{t} threads vs 1 thread, paired by repeat (quartiles)"))]
     width = 0.8 / len(bars)
     xs = np.arange(len(series_list))
     for k, (t, key, label) in enumerate(bars):
-        cpu = []
+        cpu, low, high = [], [], []
         for s in series_list:
             r = next((r for r in trows if r["series"] == s and r["threads"] == t), None)
-            cpu.append(100.0 * r[key] if r and r[key] is not None else np.nan)
-        axes[0].bar(xs + k * width, cpu, width, label=label)
+            value = 100.0 * r[key] if r and r.get(key) is not None else np.nan
+            cpu.append(value)
+            paired = key == "cpu_overhead_paired_median" and r and r.get(key) is not None
+            low.append(value - 100.0 * r["cpu_overhead_paired_q1"] if paired else 0.0)
+            high.append(100.0 * r["cpu_overhead_paired_q3"] - value if paired else 0.0)
+        errors = [low, high] if key == "cpu_overhead_paired_median" else None
+        axes[0].bar(xs + k * width, cpu, width, label=label, yerr=errors, capsize=2)
     width_wall = 0.8 / len(others)
     for k, t in enumerate(others):
         wall = []
@@ -437,6 +446,32 @@ def plot_threads(plt, path, trows, threads_list):
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return True
+
+
+def paired_overhead(runs, series, threads):
+    """CPU time of `threads` threads over that of 1 thread (alone) in the same repeat, minus 1:
+    the median and quartiles over repeats. Pairing runs made a second apart cancels most of
+    the drift of a shared host, which the ratio of two medians does not."""
+    def cpu(t):
+        return {r["repeat"]: r["cpu_s"] for r in runs
+                if r["sweep"] == "threads" and r["series"] == series and r["threads"] == t
+                and not r["twin"] and not r["error"]}
+    one, many = cpu(1), cpu(threads)
+    ratios = sorted(many[k] / one[k] - 1.0 for k in one if k in many and one[k] > 0)
+    if not ratios:
+        return {"cpu_overhead_paired_median": None, "cpu_overhead_paired_q1": None,
+                "cpu_overhead_paired_q3": None}
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    return {"cpu_overhead_paired_median": statistics.median(ratios),
+            "cpu_overhead_paired_q1": quartiles[0], "cpu_overhead_paired_q3": quartiles[2]}
+
+
+def paired_cell(r):
+    m = r["cpu_overhead_paired_median"] if r["threads"] != 1 else None
+    if m is None:
+        return "—"
+    return (f"{100 * m:+.1f} % [{100 * r['cpu_overhead_paired_q1']:+.1f}, "
+            f"{100 * r['cpu_overhead_paired_q3']:+.1f}]")
 
 
 def cell(v, spec):
@@ -583,6 +618,7 @@ def main():
                     (r["median_cpu_s"] / loaded["median_cpu_s"] - 1.0)
                     if ok and loaded["median_cpu_s"] else None,
                     "median_cpu_s_1_beside_twin": loaded["median_cpu_s"],
+                    **paired_overhead(sw.runs, s, r["threads"]),
                     "wall_speedup_vs_1": (base["median_wall_s"] / r["median_wall_s"])
                     if ok else None,
                     "linkage_sha256": next(iter(digests)) if len(digests) == 1 else "",
@@ -692,8 +728,9 @@ def main():
     if thread_rows:
         print("### threads\n")
         print("| series | n | threads | median wall (s) | median CPU (s) | CPU vs 1 thread "
-              "alone | CPU vs 1 thread beside a twin | wall speedup | identical linkage |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+              "alone | CPU vs 1 thread beside a twin | CPU vs 1 thread, paired by repeat "
+              "(median [quartiles]) | wall speedup | identical linkage |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in thread_rows:
             ov = r["cpu_overhead_vs_1"]
             ovt = r["cpu_overhead_vs_1_beside_twin"] if r["threads"] != 1 else None
@@ -702,6 +739,7 @@ def main():
                   f"{cell(r['median_wall_s'], '.3f')} | {cell(r['median_cpu_s'], '.3f')} | "
                   f"{'—' if ov is None else f'{100 * ov:+.1f} %'} | "
                   f"{'—' if ovt is None else f'{100 * ovt:+.1f} %'} | "
+                  f"{paired_cell(r)} | "
                   f"{cell(r['wall_speedup_vs_1'], '.2f')} | "
                   f"{'—' if same is None else ('yes' if same else 'NO')} |")
         print()
