@@ -15,6 +15,7 @@
 #include "kingman/tree/linkage.hpp"
 #include "kingman/tree/newick.hpp"
 #include "kingman/tree/scores.hpp"
+#include "number_checks.hpp"
 #include "table_options.hpp"
 
 namespace kingman::cli {
@@ -50,11 +51,11 @@ Action add_fit_command(CLI::App& app) {
                    "greedy-rate1 | greedy-minduration | greedy-maxprob | mgreedy")
       ->capture_default_str();
   command->add_option("-p,--particles", args->options.particles, "SMC particle count")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   command->add_option("--seed", args->options.seed, "random seed")->capture_default_str();
   command->add_option("--threads", args->options.threads, "worker threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   command
       ->add_option("--covariance", args->covariance,
@@ -66,13 +67,13 @@ Action add_fit_command(CLI::App& app) {
   command
       ->add_option("--learning-rounds", args->options.brownian.learning_rounds,
                    "tree / covariance alternations when the covariance is learned")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   command
       ->add_option("--shrinkage", args->options.brownian.shrinkage,
                    "learned covariance: weight of the shared scale, in units of (n-1)/2 "
                    "observations per column")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   command
       ->add_option("--likelihood", args->likelihood,

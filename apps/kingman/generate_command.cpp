@@ -10,6 +10,7 @@
 #include "kingman/model/generate.hpp"
 #include "kingman/tree/linkage.hpp"
 #include "kingman/tree/newick.hpp"
+#include "number_checks.hpp"
 
 namespace kingman::cli {
 
@@ -42,13 +43,13 @@ Action add_generate_command(CLI::App& app) {
   command->add_option("-n,--points", o.n, "number of points")
       ->required()
       ->check(CLI::Range(2, 100000000));
-  command->add_option("-d,--dims", o.d, "dimensions")->required()->check(CLI::PositiveNumber);
+  command->add_option("-d,--dims", o.d, "dimensions")->required()->check(positive_number());
   command->add_option("--seed", o.seed, "random seed")->capture_default_str();
   command->add_option("--scale", o.scale, "Lambda = scale * I")->capture_default_str();
   command->add_option("--leaf-variance", o.leaf_variance, "observation noise v0")
       ->capture_default_str();
   command->add_option("--clusters", o.clusters, "labels: cut the true tree into k clusters")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   command->add_option("--data", args->data, "data CSV ('-' = stdout)")->capture_default_str();
   command->add_option("--newick", args->newick, "true tree as Newick");

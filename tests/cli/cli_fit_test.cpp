@@ -201,6 +201,24 @@ TEST(CliFit, UsageErrorsExitTwo) {
   }
 }
 
+// Numeric options out of range are named with a plain message (CLI11's own checks printed the
+// largest double with 300 digits).
+TEST(CliFit, NumbersOutOfRangeGetAPlainMessage) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fit", input, "-a", "mpost2", "-p", "0"},
+        std::vector<std::string>{"fit", input, "--threads", "-1"},
+        std::vector<std::string>{"fit", input, "--shrinkage", "x"},
+        std::vector<std::string>{"generate", "-n", "5", "-d", "0"}}) {
+    const ProcessResult run = kingman_cli(args);
+    EXPECT_EQ(run.exit_code, 2) << args[args.size() - 2] << ": " << run.err;
+    EXPECT_NE(run.err.find(args[args.size() - 2]), std::string::npos) << run.err;
+    EXPECT_LT(run.err.size(), 200u) << run.err;
+    EXPECT_EQ(run.err.find("179769"), std::string::npos) << run.err;
+  }
+}
+
 TEST(CliFit, MaxMemoryRoutesRate1AndRefusesWhatCannotFit) {
   TempDir dir;
   const std::string input = dir.write("X.csv", csv_of(random_points(300, 3, 8), 300, 3));
