@@ -249,6 +249,28 @@ TEST(CliFit, SameInputGivesIdenticalOutput) {
   EXPECT_EQ(std::count(a.out.begin(), a.out.end(), '\n'), 49);
 }
 
+// More threads than the machine has cores: honoured silently (oneTBB would cap them and warn
+// on stderr), with the same particles as one thread.
+TEST(CliFit, MoreThreadsThanCoresRunQuietlyAndGiveTheSameParticles) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", csv_of(random_points(30, 3, 4), 30, 3));
+  std::string reports[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string threads = k == 0 ? "1" : "64";
+    const std::string json = dir.file("t" + threads + ".json");
+    const ProcessResult run = kingman_cli({"fit", input, "-a", "mpost2", "-p", "40", "--seed", "3",
+                                           "--threads", threads, "--json", json});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.err, "") << threads << " threads";
+    auto report = nlohmann::json::parse(read_text(json));
+    EXPECT_EQ(report["threads"], std::stoi(threads));
+    report.erase("threads");
+    report.erase("seconds");
+    reports[k] = report.dump();
+  }
+  EXPECT_EQ(reports[0], reports[1]);
+}
+
 TEST(CliGenerate, WritesDataTreeAndLabelsThatFitReads) {
   TempDir dir;
   const ProcessResult gen =

@@ -13,8 +13,6 @@
 // changes a result.
 #include "kingman/inference/discrete_smc.hpp"
 
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +25,7 @@
 
 #include "../../model/discrete_duration_law.hpp"
 #include "../../scheduler/parallel_for.hpp"
+#include "../../scheduler/run_arena.hpp"
 #include "cluster_pool.hpp"
 #include "discrete_particle_state.hpp"
 #include "kingman/error.hpp"
@@ -397,12 +396,10 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
 SmcResult run_smc(const DiscreteData& data, const SmcOptions& options) {
   check(data, options);
   const auto start = std::chrono::steady_clock::now();
-  const int threads =
-      options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
-  tbb::task_arena arena(threads);
+  detail::RunArena arena(options.threads);
 
   SmcResult result;
-  result.threads = threads;
+  result.threads = arena.threads();
   arena.execute([&] {
     if (options.proposal == Algorithm::race) {
       const auto system = detail::make_discrete_race_system(data, options);

@@ -2,7 +2,6 @@
 // system of the chosen algorithm: the per-step proposals of MODEL.md section 5 (below) or the
 // regenerative race of section 6 (race.cpp). Each particle's randomness comes from streams keyed
 // by coordinates that ignore the thread count, so the thread count never changes a value.
-#include <tbb/task_arena.h>
 
 #include <chrono>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <unordered_map>
 
 #include "../../scheduler/parallel_for.hpp"
+#include "../../scheduler/run_arena.hpp"
 #include "cluster_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
@@ -184,12 +184,10 @@ class ProposalSystem final : public detail::ParticleSystem {
 SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptions& options) {
   check(data, leaf_variance, options);
   const auto start = std::chrono::steady_clock::now();
-  const int threads =
-      options.threads > 0 ? options.threads : tbb::this_task_arena::max_concurrency();
-  tbb::task_arena arena(threads);
+  detail::RunArena arena(options.threads);
 
   SmcResult result;
-  result.threads = threads;
+  result.threads = arena.threads();
   arena.execute([&] {
     std::unique_ptr<detail::ParticleSystem> system;
     if (options.proposal == Algorithm::race) {
