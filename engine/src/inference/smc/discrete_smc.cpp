@@ -19,7 +19,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "kingman/model/coalescent_prior.hpp"
 #include "race_discrete.hpp"
 #include "smc_loop.hpp"
+#include "state_groups.hpp"
 
 namespace kingman {
 
@@ -236,27 +236,17 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
     const std::size_t m = data_.n - step, pairs = m * (m - 1) / 2;
     const double lambda = coalescent_rate(m);
 
-    std::vector<std::size_t> group_of(count), group_leader;
-    std::unordered_map<const detail::HistoryNode*, std::size_t> group_by_history;
-    for (std::size_t s = 0; s < count; ++s) {
-      const auto [it, added] =
-          group_by_history.emplace(particles_[s].history.get(), group_leader.size());
-      if (added) group_leader.push_back(s);
-      group_of[s] = it->second;
-    }
-    const std::size_t groups = group_leader.size();
-    std::vector<std::size_t> member_begin(groups + 1, 0), members(count);
-    for (std::size_t s = 0; s < count; ++s) ++member_begin[group_of[s] + 1];
-    for (std::size_t g = 0; g < groups; ++g) member_begin[g + 1] += member_begin[g];
-    {
-      std::vector<std::size_t> fill(member_begin.begin(), member_begin.end() - 1);
-      for (std::size_t s = 0; s < count; ++s) members[fill[group_of[s]]++] = s;
-    }
+    history_keys_.resize(count);
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
+    const std::size_t groups = groups_.size();
+    const std::vector<std::size_t>& members = groups_.members();
+    auto member_begin = [&](std::size_t g) { return groups_.member_begin(g); };
 
     // Shared masses of the groups of several particles, in batches that fit the budget.
     std::vector<std::size_t> shared;  // groups of several particles
     for (std::size_t g = 0; g < groups; ++g)
-      if (member_begin[g + 1] - member_begin[g] > 1) shared.push_back(g);
+      if (member_begin(g + 1) - member_begin(g) > 1) shared.push_back(g);
     std::vector<std::size_t> slot_of(groups, 0);  // group -> its row in the shared scratch
     const std::size_t batch =
         std::max<std::size_t>(1, kScoreBudgetBytes / (2 * sizeof(double) * pairs));
@@ -275,7 +265,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
         DiscreteDurationLaw law;
         for (std::size_t item = range.begin(); item != range.end(); ++item) {
           const std::size_t row = item / pairs, i = item % pairs;
-          const DiscreteParticleState& state = particles_[group_leader[shared[b0 + row]]];
+          const DiscreteParticleState& state = particles_[groups_.leader(shared[b0 + row])];
           const auto [x, y] = pair_at(i, m);
           pair.assign(data_, state.live[x]->view(), state.live[y]->view());
           law.assign(pair, lambda, state.time);
@@ -290,19 +280,19 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
       std::vector<std::pair<std::size_t, std::size_t>> tasks;  // [begin, end) in `members`
       for (std::size_t k = b0; k < b1; ++k) {
         const std::size_t g = shared[k];
-        for (std::size_t b = member_begin[g]; b < member_begin[g + 1]; b += kChunk)
-          tasks.emplace_back(b, std::min(b + kChunk, member_begin[g + 1]));
+        for (std::size_t b = member_begin(g); b < member_begin(g + 1); b += kChunk)
+          tasks.emplace_back(b, std::min(b + kChunk, member_begin(g + 1)));
       }
       if (b1 == shared.size()) {
         for (std::size_t g = 0; g < groups; ++g)
-          if (member_begin[g + 1] - member_begin[g] == 1)
-            tasks.emplace_back(member_begin[g], member_begin[g + 1]);
+          if (member_begin(g + 1) - member_begin(g) == 1)
+            tasks.emplace_back(member_begin(g), member_begin(g + 1));
       }
       detail::parallel_for_range(0, tasks.size(), [&](const auto& range) {
         PostPostScratch scratch;
         for (std::size_t task = range.begin(); task != range.end(); ++task) {
-          const std::size_t g = group_of[members[tasks[task].first]];
-          const bool single = member_begin[g + 1] - member_begin[g] == 1;
+          const std::size_t g = groups_.group_of(members[tasks[task].first]);
+          const bool single = member_begin(g + 1) - member_begin(g) == 1;
           scratch.chosen.clear();
           if (single) {
             compute_masses(particles_[members[tasks[task].first]], m, lambda, step, scratch);
@@ -385,6 +375,8 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   std::vector<DiscreteParticleState> particles_, next_;
   detail::ClusterPool<DiscreteClusterNode> pool_;              // every particle's clusters
   std::vector<std::unique_ptr<DiscreteClusterNode>> created_;  // by particle, in extend
+  std::vector<const detail::HistoryNode*> history_keys_;       // by particle (PostPost)
+  detail::StateGroups groups_;                                 // of particles (PostPost)
   // PostPost scratch, per group of the current batch: log G_C of every pair, cumulative
   // relative masses, log sum_C G_C.
   std::vector<std::vector<double>> log_mass_, cumulative_;

@@ -181,6 +181,10 @@ void complete_pair_weights(const ParticleState& state, std::size_t x, const Leaf
   for (double& term : terms) term -= scale;
   kernels::exp_array(terms.data(), terms.data(), others);
   cluster.weight_scale = scale;
+  // Rows grow with the node id; a spare node's row (pool reuse) gets the longest row's capacity
+  // once, so that reuse never reallocates.
+  if (cluster.pair_weight_row.capacity() < cluster.id)
+    cluster.pair_weight_row.reserve(2 * cache.leaf_count() - 1);
   cluster.pair_weight_row.assign(cluster.id, 0.0);
   for (std::size_t z = 0, k = 0; z < m; ++z) {
     if (z == x) continue;

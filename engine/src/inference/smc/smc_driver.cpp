@@ -7,7 +7,6 @@
 #include <cmath>
 #include <memory>
 #include <string>
-#include <unordered_map>
 
 #include "../../scheduler/parallel_for.hpp"
 #include "../../scheduler/run_arena.hpp"
@@ -19,6 +18,7 @@
 #include "proposals.hpp"
 #include "race.hpp"
 #include "smc_loop.hpp"
+#include "state_groups.hpp"
 
 namespace kingman {
 
@@ -103,28 +103,16 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (auto& node : created_) node = pool_.take_spare();
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
-    std::vector<std::size_t> group_of(count), group_leader;
-    std::unordered_map<const detail::HistoryNode*, std::size_t> group_by_history;
-    for (std::size_t s = 0; s < count; ++s) {
-      const auto [it, added] =
-          group_by_history.emplace(particles_[s].history.get(), group_leader.size());
-      if (added) group_leader.push_back(s);
-      group_of[s] = it->second;
-    }
-    // Particles listed group by group (each group in particle order).
-    std::vector<std::size_t> member_begin(group_leader.size() + 1, 0), members(count);
-    for (std::size_t s = 0; s < count; ++s) ++member_begin[group_of[s] + 1];
-    for (std::size_t g = 0; g < group_leader.size(); ++g) member_begin[g + 1] += member_begin[g];
-    {
-      std::vector<std::size_t> fill(member_begin.begin(), member_begin.end() - 1);
-      for (std::size_t s = 0; s < count; ++s) members[fill[group_of[s]]++] = s;
-    }
+    history_keys_.resize(count);
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
+    const std::vector<std::size_t>& members = groups_.members();
     // Candidates take O(m^2) memory per group: work through the groups in batches.
     const std::size_t m = n - step;
     const std::size_t group_bytes = m * (m - 1) / 2 * 2 * sizeof(double) + 1;
     const std::size_t batch = std::max<std::size_t>(1, kCandidateBudgetBytes / group_bytes);
-    for (std::size_t g0 = 0; g0 < group_leader.size(); g0 += batch) {
-      const std::size_t g1 = std::min(group_leader.size(), g0 + batch);
+    for (std::size_t g0 = 0; g0 < groups_.size(); g0 += batch) {
+      const std::size_t g1 = std::min(groups_.size(), g0 + batch);
       candidates_.resize(std::max(candidates_.size(), g1 - g0));
       const StepWork work = step_work(context_.proposal, m, context_.dims);
       // One parallel loop per step (per batch): each group's task builds its candidates, then
@@ -132,27 +120,32 @@ class ProposalSystem final : public detail::ParticleSystem {
       // chosen pairs (a pure function of state and pair, so caching never changes a value); a
       // large group's chunks become tasks of their own. (A separate loop for the draws would
       // add a fork and a join per step, where an idle worker waits.)
-      const std::size_t mean_members = (member_begin[g1] - member_begin[g0]) / (g1 - g0);
+      const std::size_t mean_members =
+          (groups_.member_begin(g1) - groups_.member_begin(g0)) / (g1 - g0);
       auto draw_chunk = [&](std::size_t first, std::size_t last) {
-        detail::ChosenPairCache chosen_pairs;
+        // Reused by the thread's chunks (cleared, capacity kept): no allocation per chunk.
+        thread_local detail::ChosenPairCache chosen_pairs;
+        chosen_pairs.clear();
         for (std::size_t k = first; k < last; ++k) {
           const std::size_t s = members[k];
           kernels::RandomStream stream(seed_, s, step + 1);
-          log_alpha[s] = detail::draw_and_merge(particles_[s], candidates_[group_of[s] - g0], step,
-                                                context_, stream, chosen_pairs, created_[s]);
+          log_alpha[s] =
+              detail::draw_and_merge(particles_[s], candidates_[groups_.group_of(s) - g0], step,
+                                     context_, stream, chosen_pairs, created_[s]);
         }
       };
       detail::parallel_for_work(
           g0, g1, work.per_group + mean_members * work.per_particle, [&](const auto& range) {
             for (std::size_t g = range.begin(); g != range.end(); ++g) {
-              detail::build_candidates(particles_[group_leader[g]], context_, candidates_[g - g0]);
-              const std::size_t chunks =
-                  (member_begin[g + 1] - member_begin[g] + kChunk - 1) / kChunk;
+              detail::build_candidates(particles_[groups_.leader(g)], context_,
+                                       candidates_[g - g0]);
+              const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
+              const std::size_t chunks = (end - begin + kChunk - 1) / kChunk;
               detail::parallel_for_work(
                   0, chunks, kChunk * work.per_particle, [&](const auto& chunk_range) {
                     for (std::size_t c = chunk_range.begin(); c != chunk_range.end(); ++c) {
-                      const std::size_t first = member_begin[g] + c * kChunk;
-                      draw_chunk(first, std::min(first + kChunk, member_begin[g + 1]));
+                      const std::size_t first = begin + c * kChunk;
+                      draw_chunk(first, std::min(first + kChunk, end));
                     }
                   });
             }
@@ -177,6 +170,8 @@ class ProposalSystem final : public detail::ParticleSystem {
   std::vector<detail::PairCandidates> candidates_;
   detail::ClusterPool<detail::ClusterNode> pool_{/*reuse=*/true};  // every particle's clusters
   std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
+  std::vector<const detail::HistoryNode*> history_keys_;           // by particle, in extend
+  detail::StateGroups groups_;                                     // of particles, in extend
 };
 
 }  // namespace
