@@ -26,7 +26,7 @@ constexpr double kWindowDropTolerance = 0.5;
 // The sampler's envelope switches from flat to exponential where phi is 1 below its maximum.
 constexpr double kEnvelopeDrop = 1.0;
 constexpr double kEnvelopeDropTolerance = 0.02;
-// Gauss-Kronrod: the error estimate |K31 - G15| bounds the Gauss rule's error, so the Kronrod
+// Gauss-Kronrod: the error estimate |K41 - G20| bounds the Gauss rule's error, so the Kronrod
 // result it accepts is far more accurate than this tolerance.
 constexpr double kQuadratureTolerance = 1e-11;
 constexpr std::size_t kQuadratureMaxPanels = 200;
@@ -219,9 +219,9 @@ Window find_window(double p, double chi, double psi, Point lower, Point upper) {
           !left.at_boundary && !right.at_boundary};
 }
 
-// Globally adaptive Gauss-Kronrod (G15/K31, as QUADPACK's QAG): split the panel with the
+// Globally adaptive Gauss-Kronrod (G20/K41, as QUADPACK's QAG): split the panel with the
 // largest error estimate until the estimates sum to below `relative_tolerance` times the
-// integral. |K31 - G15| bounds the Gauss rule's error, so it grossly overstates the Kronrod
+// integral. |K41 - G20| bounds the Gauss rule's error, so it grossly overstates the Kronrod
 // rule's: the result is far more accurate than the tolerance. (Boost 1.74's own adaptive
 // driver compares errors measured on [-1, 1] with tolerances measured on [a, b], so on narrow
 // windows it always splits to its maximum depth; only its single-panel rule is used here.)
@@ -230,7 +230,7 @@ struct Panel {
 };
 
 // exp(offset(w)) of `shape` at count points with |w| <= 700 (Shape::offset, vectorized: expm1 of
-// both signs and exp by the array kernels' methods, so a panel's 31 integrand values cost a few
+// both signs and exp by the array kernels' methods, so a panel's 41 integrand values cost a few
 // SIMD passes instead of 93 libm calls). Values below e^-708 are 0, far under what the panel
 // resolves.
 KINGMAN_VECTOR_CLONES
@@ -242,16 +242,16 @@ void exp_offsets(double p, double a, double b, const double* w, double* out, std
   }
 }
 
-// One G15/K31 panel of exp(shape.offset(w)) over [a, b], as Boost's single-panel rule computes it
-// (its nodes, weights, sums in its order and error estimate), with the 31 integrand values computed
-// together by exp_offsets.
+// One G20/K41 panel of exp(shape.offset(w)) over [a, b] with Boost's nodes and weights, the 41
+// integrand values computed together by exp_offsets. (Boost lists the abscissae from 0 upwards;
+// G20 has no node at 0 and uses the odd-numbered Kronrod abscissae.)
 Panel offset_panel(const Shape& shape, double a, double b) {
-  using Kronrod = boost::math::quadrature::gauss_kronrod<double, 31>;
-  using Gauss = boost::math::quadrature::gauss<double, 15>;
+  using Kronrod = boost::math::quadrature::gauss_kronrod<double, 41>;
+  using Gauss = boost::math::quadrature::gauss<double, 20>;
   const auto& nodes = Kronrod::abscissa();
   const auto& kronrod_weights = Kronrod::weights();
   const auto& gauss_weights = Gauss::weights();
-  constexpr std::size_t kNodes = 16;  // 0 and 15 positive abscissae (each used with both signs)
+  constexpr std::size_t kNodes = 21;  // 0 and 20 positive abscissae (each used with both signs)
   const double middle = 0.5 * (a + b);
   const double half_width = 0.5 * (b - a);
   // points[0] = middle, points[2i - 1] = middle + h x_i, points[2i] = middle - h x_i.
@@ -269,14 +269,12 @@ Panel offset_panel(const Shape& shape, double a, double b) {
     if (std::fabs(points[k]) > 700.0) values[k] = std::exp(shape.offset(points[k]));
   }
   double kronrod = values[0] * kronrod_weights[0];
-  double gauss = values[0] * gauss_weights[0];
-  for (std::size_t i = 2; i < kNodes; i += 2) {
+  double gauss = 0.0;
+  for (std::size_t i = 1; i < kNodes; ++i) {
     const double pair = values[2 * i - 1] + values[2 * i];
     kronrod += pair * kronrod_weights[i];
-    gauss += pair * gauss_weights[i / 2];
+    if (i % 2 == 1) gauss += pair * gauss_weights[i / 2];
   }
-  for (std::size_t i = 1; i < kNodes; i += 2)
-    kronrod += (values[2 * i - 1] + values[2 * i]) * kronrod_weights[i];
   const double unit_error = std::max(
       std::abs(kronrod - gauss), std::abs(kronrod * 2.0 * std::numeric_limits<double>::epsilon()));
   return {a, b, half_width * kronrod, half_width * unit_error};
@@ -319,10 +317,12 @@ double adaptive_integral(const PanelRule& panel, const double* edges, std::size_
 double log_window_integral(const Shape& shape, double left, double right) {
   // The first partition: each side of the peak in panels of at most kPanelScales times the
   // peak's scale sigma = (-offset''(0))^-1/2 = (2 / (A + B))^1/2. A side that falls by 50 like
-  // a Gaussian spans ~10 sigma, which one panel's G15 cannot resolve to the tolerance (the
-  // refinement would split it anyway, after spending a panel on it); a side cut short by a steep
-  // descent or by the interval's end is one panel.
-  constexpr double kPanelScales = 6.0;
+  // a Gaussian spans ~10 sigma, which one G20/K41 panel resolves to the tolerance; flatter sides
+  // (heavy flanks spanning many sigma) start with more panels. Measured on MPost2 runs
+  // (bench/RESULTS.md): G15/K31 on panels of 6 sigma took 80 integrand values per integral and
+  // G20/K41 on 20 sigma 57, both without any refinement; with G7/K15 or G10/K21 the refinement
+  // split so often that they took more.
+  constexpr double kPanelScales = 20.0;
   constexpr std::size_t kMostPanelsPerSide = 4;
   const double sigma = std::sqrt(2.0 / (shape.a + shape.b));
   auto panels_for = [&](double length) {
