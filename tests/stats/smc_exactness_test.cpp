@@ -29,8 +29,20 @@ const Dataset kDatasets[] = {
     {"four_3d_noisy", 4, 3, 0.3, {0, 0, 0, 0.4, 0.1, -0.2, 1.5, 1.0, 0.8, 1.7, 1.4, 0.6}},
 };
 
-const Algorithm kProposals[] = {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
-                                Algorithm::mpost1, Algorithm::mpost2};
+struct Proposal {
+  Algorithm algorithm;
+  Mpost2RowSums row_sums;
+  const char* name;
+};
+
+// MPost2 twice: with dense row sums (what these small n get by default) and with the leaf row
+// sums that larger n get, whose subtractions and recomputations happen here too.
+const Proposal kProposals[] = {{Algorithm::priorprior, Mpost2RowSums::automatic, "priorprior"},
+                               {Algorithm::priorpost, Mpost2RowSums::automatic, "priorpost"},
+                               {Algorithm::postpost, Mpost2RowSums::automatic, "postpost"},
+                               {Algorithm::mpost1, Mpost2RowSums::automatic, "mpost1"},
+                               {Algorithm::mpost2, Mpost2RowSums::dense, "mpost2"},
+                               {Algorithm::mpost2, Mpost2RowSums::leaf_sums, "mpost2_leaf_sums"}};
 
 Table table_of(const Dataset& data) {
   Table t;
@@ -59,7 +71,7 @@ class SmcExactness : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(SmcExactness, EvidenceAndPosteriorsMatchEnumeration) {
   const Dataset& data = kDatasets[std::get<0>(GetParam())];
-  const Algorithm proposal = kProposals[std::get<1>(GetParam())];
+  const Proposal& proposal = kProposals[std::get<1>(GetParam())];
   const oracle::Enumeration exact =
       oracle::enumerate_brownian(data.x, data.n, data.d, data.leaf_variance);
 
@@ -73,7 +85,8 @@ TEST_P(SmcExactness, EvidenceAndPosteriorsMatchEnumeration) {
 
   for (int run = 0; run < kRuns; ++run) {
     FitOptions options;
-    options.algorithm = proposal;
+    options.algorithm = proposal.algorithm;
+    options.mpost2_row_sums = proposal.row_sums;
     options.particles = kParticles;
     options.seed = 1000 + static_cast<std::uint64_t>(run);
     options.brownian.covariance = CovarianceKind::identity;
@@ -96,7 +109,7 @@ TEST_P(SmcExactness, EvidenceAndPosteriorsMatchEnumeration) {
     EXPECT_EQ(topology_weight.size() <= exact.topology_posterior.size(), true);
   }
 
-  SCOPED_TRACE(std::string(data.name) + " " + to_string(proposal));
+  SCOPED_TRACE(std::string(data.name) + " " + proposal.name);
   const Summary z = summarize(evidence_ratio);
   EXPECT_LT(z.standard_error, 0.02) << "too noisy to test";
   EXPECT_NEAR(z.mean, 1.0, 4.0 * z.standard_error)
@@ -118,10 +131,10 @@ TEST_P(SmcExactness, EvidenceAndPosteriorsMatchEnumeration) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllProposals, SmcExactness,
-                         ::testing::Combine(::testing::Range(0, 3), ::testing::Range(0, 5)),
+                         ::testing::Combine(::testing::Range(0, 3), ::testing::Range(0, 6)),
                          [](const auto& info) {
                            return std::string(kDatasets[std::get<0>(info.param)].name) + "_" +
-                                  to_string(kProposals[std::get<1>(info.param)]).c_str();
+                                  kProposals[std::get<1>(info.param)].name;
                          });
 
 // MODEL.md section 9: for n = 2 the evidence has a closed form, and PostPost's single weight is

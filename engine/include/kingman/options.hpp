@@ -28,6 +28,12 @@ std::string to_string(Algorithm algorithm);
 // Throws OptionError naming the accepted spellings.
 Algorithm parse_algorithm(const std::string& name);
 
+// How MPost2 sums each live cluster's pair weights when it draws a pair (a speed trade-off
+// only: the proposals agree to ~2^-30 and the weights are exact either way). `dense` passes
+// over every stored weight per step; `leaf_sums` carries the leaves' part from step to step,
+// which pays from a few hundred points on; `automatic` chooses by the number of points.
+enum class Mpost2RowSums { automatic, dense, leaf_sums };
+
 enum class CovarianceKind {
   learned,    // default: diagonal Lambda learned by alternating tree and MAP (shrunk scales)
   identity,   // Lambda = I, data used exactly as given
@@ -93,6 +99,7 @@ struct FitOptions {
   std::size_t particles = 100;                    // SMC particle count
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;  // SMC scheme
   double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
+  Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2's row sums (see above)
   std::size_t max_memory = 0;  // bytes for large allocations; 0 = 3/4 of physical memory
   bool verbose = false;        // progress lines on stderr
 };

@@ -169,6 +169,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
     smc_options.threads = options.threads;
     smc_options.resampling = options.resampling;
     smc_options.ess_threshold = options.ess_threshold;
+    smc_options.mpost2_row_sums = options.mpost2_row_sums;
     smc_options.verbose = options.verbose;
     SmcResult run = run_smc(whitened, leaf_variance, smc_options);
     result.threads = run.threads;

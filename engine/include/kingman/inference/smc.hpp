@@ -20,7 +20,8 @@ struct SmcOptions {
   int threads = 0;                         // 0 = all cores; never changes the result
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;
   double ess_threshold = 0.5;  // resample after a step when ESS / N < threshold
-  bool verbose = false;        // progress lines on stderr
+  Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2 only (options.hpp)
+  bool verbose = false;                                      // progress lines on stderr
 };
 
 struct SmcParticle {

@@ -9,7 +9,8 @@
 
 namespace kingman::detail {
 
-LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
+LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms,
+                             Mpost2RowSums row_sums)
     : n_(data.n), dims_(data.d), shape_(1.0 - 0.5 * static_cast<double>(data.d)) {
   const std::size_t d = data.d;
   eps_.resize(n_ * (n_ - 1) / 2);
@@ -51,15 +52,49 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms)
   }
   for (double& scale : leaf_scales_) scale *= 0.5;
   if (n_ == 1) leaf_scales_[0] = 0.0;
+  // E = exp(L - sigma_i - sigma_j), and (leaf sums) the first state's leaf row sums over the
+  // stored (nonzero) weights: log(E_ij e^{sigma_j}) = L_ij - sigma_i, so tau_i is the largest
+  // L_ij - sigma_i and scaled_i = sum_j exp(L_ij - sigma_i - tau_i).
+  const bool leaf_sums = row_sums == Mpost2RowSums::leaf_sums ||
+                         (row_sums == Mpost2RowSums::automatic && n_ >= kLeafSumsFromLeaves);
+  std::shared_ptr<LeafRowSums> sums;
+  if (leaf_sums) {
+    sums = std::make_shared<LeafRowSums>();
+    sums->tau.assign(2 * n_ - 1, 0.0);
+    sums->scaled.assign(2 * n_ - 1, 0.0);
+  }
   parallel_for_range(0, n_, [&](const auto& rows) {
+    std::vector<double> logs;
     for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
       double* row = leaf_weights_.data() + lower_index(0, i);
+      if (sums) logs.assign(row, row + i);  // L_ij
       for (std::size_t j = 0; j < i; ++j) row[j] -= leaf_scales_[i] + leaf_scales_[j];
       kernels::exp_array(row, row, i);
       for (std::size_t j = 0; j < i; ++j)
         if (!(row[j] >= kSmallestPairWeight)) row[j] = 0.0;
+      if (!sums) continue;
+      for (std::size_t j = 0; j < i; ++j)
+        logs[j] =
+            row[j] > 0.0 ? logs[j] - leaf_scales_[i] : -std::numeric_limits<double>::infinity();
+      sum_from_logs(logs.data(), i, sums->tau[i], sums->scaled[i]);
     }
   });
+  initial_sums_ = std::move(sums);
+}
+
+void sum_from_logs(double* logs, std::size_t count, double& tau, double& scaled) {
+  const double largest =
+      count > 0 ? *std::max_element(logs, logs + count) : -std::numeric_limits<double>::infinity();
+  if (!std::isfinite(largest)) {
+    tau = scaled = 0.0;
+    return;
+  }
+  for (std::size_t k = 0; k < count; ++k) logs[k] -= largest;
+  kernels::exp_array(logs, logs, count);  // exp(-inf) = 0
+  double sum = 0.0;
+  for (std::size_t k = 0; k < count; ++k) sum += logs[k];
+  tau = largest + std::log(sum);
+  scaled = 1.0;
 }
 
 void LeafPairCache::mpost2_terms(const double* eps, double* out, std::size_t count) const {

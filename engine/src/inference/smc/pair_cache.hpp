@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "kingman/kernels/pair_kernels.hpp"
 
 #include "kingman/model/whitened_data.hpp"
+#include "kingman/options.hpp"
 #include "particle_state.hpp"
 
 namespace kingman::detail {
@@ -36,13 +38,39 @@ struct Mpost2ClusterNode : ClusterNode {
   double weight_scale = 0.0;
 };
 
+// MPost2's row sums, leaf part (proposals.cpp): for a state and each of its live clusters z,
+//   sum over the live leaves y < z of E_zy e^{sigma_y}  =  e^{tau_z} * scaled_z,
+// by node id. Leaves share one offset a = v, so their factors f_y are e^{sigma_y} times one
+// number per state: the leaf part of z's row sum is that number times the sum above, which
+// changes only when leaves merge. The next state's sums are this state's less the one or two
+// merged leaves' terms: O(m) per step instead of a pass over every stored weight of every row.
+// When a sum is computed in full, tau_z is the log of the sum and scaled_z = 1; subtractions
+// then lower scaled_z, and one below 2^-20 triggers that full pass again (proposals.cpp).
+struct LeafRowSums {
+  std::vector<double> tau, scaled;  // by node id (entries of clusters not live are stale)
+};
+
+// A sum computed in full from the logs of its terms (-inf for terms left out; `logs` is
+// overwritten): tau = log of the sum and scaled = 1, or tau = 0 and scaled = 0 for an empty sum.
+void sum_from_logs(double* logs, std::size_t count, double& tau, double& scaled);
+
 // Stored pair weights below this are stored as 0: a denormal would only slow the sums down, and
 // such a pair's proposal probability is below it (every other factor is at most 1).
 inline constexpr double kSmallestPairWeight = std::numeric_limits<double>::min();
 
+// MPost2's row sums (Mpost2RowSums, options.hpp; proposals.cpp): a pass over every stored
+// weight of every live row per state (dense: O(m n), one streaming dot product per row), or the
+// leaf parts carried from state to state (LeafRowSums: O(m) updates and a pass over the merged
+// partners only, with bookkeeping that costs more than the dense pass until n is a few
+// hundred). `automatic` takes leaf sums from kLeafSumsFromLeaves points on.
+// Measured on d = 20, 64 particles (bench/RESULTS.md): leaf sums 13-17 % slower at n = 128 and
+// 200, 16 % faster at n = 400.
+inline constexpr std::size_t kLeafSumsFromLeaves = 320;
+
 class LeafPairCache {
  public:
-  LeafPairCache(const WhitenedData& data, bool with_bessel_terms);
+  LeafPairCache(const WhitenedData& data, bool with_bessel_terms,
+                Mpost2RowSums row_sums = Mpost2RowSums::automatic);
 
   std::size_t leaf_count() const { return n_; }
 
@@ -84,6 +112,11 @@ class LeafPairCache {
     if (c.id < n_) return leaf_scales_[c.id];
     return static_cast<const Mpost2ClusterNode&>(c).weight_scale;
   }
+  double leaf_scale(std::size_t leaf) const { return leaf_scales_[leaf]; }
+  // MPost2: whether states carry leaf row sums (Mpost2RowSums), and those of the first state
+  // (every leaf live), sized for every node id.
+  bool uses_leaf_sums() const { return initial_sums_ != nullptr; }
+  const std::shared_ptr<const LeafRowSums>& initial_leaf_sums() const { return initial_sums_; }
 
  private:
   // Leaf pairs are stored by rows of the later leaf: the pair (j, i), j < i, at i (i - 1) / 2 + j.
@@ -92,9 +125,10 @@ class LeafPairCache {
   std::size_t n_, dims_;
   double shape_;  // p = 1 - d/2
   std::optional<kernels::LogBesselKFixedOrder> bessel_;
-  std::vector<double> eps_;           // squared distances, by lower_index
-  std::vector<double> leaf_weights_;  // E, by lower_index
-  std::vector<double> leaf_scales_;   // sigma_i
+  std::vector<double> eps_;                          // squared distances, by lower_index
+  std::vector<double> leaf_weights_;                 // E, by lower_index
+  std::vector<double> leaf_scales_;                  // sigma_i
+  std::shared_ptr<const LeafRowSums> initial_sums_;  // null: dense row sums
 };
 
 }  // namespace kingman::detail

@@ -36,10 +36,15 @@ struct HistoryNode {
   std::shared_ptr<const HistoryNode> previous;
 };
 
+struct LeafRowSums;  // MPost2's (pair_cache.hpp)
+
 struct ParticleState {
   std::vector<const ClusterNode*> live;        // in a fixed, history-determined order
   std::shared_ptr<const HistoryNode> history;  // the last merge
   double time = 0.0;                           // time of the last merge (T)
+  // MPost2: the leaf parts of the row sums of the state before the last merge (or of the first
+  // state), shared by the copies of that state; the next step derives this state's from them.
+  std::shared_ptr<const LeafRowSums> leaf_sums;
 };
 
 // The complete merge list of a finished particle.

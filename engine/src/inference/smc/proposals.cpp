@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <vector>
 
@@ -146,21 +147,45 @@ struct LiveClusters {
   }
 };
 
+// Recomputes the leaf row sum of the cluster at live position z in full, over the live leaves
+// before it with a stored weight, from log(E_zy e^{sigma_y}) (stored weights are normal
+// numbers, so their logs are finite).
+void recompute_leaf_sum(std::size_t z, const LiveClusters& live, const LeafPairCache& cache,
+                        std::size_t leaf_count, LeafRowSums& sums) {
+  thread_local std::vector<double> logs;
+  thread_local std::vector<std::size_t> leaves;
+  logs.clear();
+  leaves.clear();
+  const double* row = live.weight_row[z];
+  for (std::size_t y = 0; y < live.id.size(); ++y) {
+    const std::size_t id = live.id[y];
+    if (id < leaf_count && id < live.id[z] && row[id] > 0.0) {
+      leaves.push_back(id);
+      logs.push_back(row[id]);
+    }
+  }
+  kernels::log_array(logs.data(), logs.data(), logs.size());
+  for (std::size_t k = 0; k < logs.size(); ++k) logs[k] += cache.leaf_scale(leaves[k]);
+  sum_from_logs(logs.data(), logs.size(), sums.tau[live.id[z]], sums.scaled[live.id[z]]);
+}
+
 // Gives the MPost2 cluster at live position `x` its pair weights against the other live
 // clusters: E = exp(L - sigma_new - sigma_other) with sigma_new the largest L - sigma_other, so
-// that E <= 1 with equality for the best partner (pair_cache.hpp). A cluster's partners are the
-// clusters live when it was created, which are all still live in the first state that contains
-// it; so computing its row when that state reaches build_candidates gives the values it would
-// have had at creation, and is done only for states that survived resampling. Only the state's
-// newest cluster can lack its row, and only that state (one group: copies of a state share its
-// history) holds it then, so exactly one task writes the row, before any task reads it.
+// that E <= 1 with equality for the best partner (pair_cache.hpp); and its leaf row sum in
+// `sums`. A cluster's partners are the clusters live when it was created, which are all still
+// live in the first state that contains it; so computing its row when that state reaches
+// build_candidates gives the values it would have had at creation, and is done only for states
+// that survived resampling. Only the state's newest cluster can lack its row, and only that
+// state (one group: copies of a state share its history) holds it then, so exactly one task
+// writes the row, before any task reads it.
 void complete_pair_weights(const ParticleState& state, std::size_t x, const LeafPairCache& cache,
-                           std::size_t dims, LiveClusters& live) {
+                           std::size_t dims, std::size_t leaf_count, LiveClusters& live,
+                           LeafRowSums* sums) {
   // Built non-const by draw_and_merge; only its row and scale are filled in, once.
   auto& cluster =
       const_cast<Mpost2ClusterNode&>(static_cast<const Mpost2ClusterNode&>(*state.live[x]));
   thread_local std::vector<const double*> other_means;
-  thread_local std::vector<double> terms;
+  thread_local std::vector<double> terms, leaf_logs;
   const std::size_t m = live.id.size();
   const std::size_t others = m - 1;
   other_means.resize(others);
@@ -178,7 +203,8 @@ void complete_pair_weights(const ParticleState& state, std::size_t x, const Leaf
     terms[k] -= live.scale[z];
     scale = std::max(scale, terms[k++]);
   }
-  for (double& term : terms) term -= scale;
+  for (double& term : terms) term -= scale;  // log E
+  if (sums) leaf_logs.assign(terms.begin(), terms.end());
   kernels::exp_array(terms.data(), terms.data(), others);
   cluster.weight_scale = scale;
   // Rows grow with the node id; a spare node's row (pool reuse) gets the longest row's capacity
@@ -191,36 +217,123 @@ void complete_pair_weights(const ParticleState& state, std::size_t x, const Leaf
     const double weight = terms[k++];
     cluster.pair_weight_row[live.id[z]] = weight >= kSmallestPairWeight ? weight : 0.0;
   }
+  if (sums) {
+    // The leaf row sum over the stored weights, from the logs: log(E e^{sigma_y}).
+    for (std::size_t z = 0, k = 0; z < m; ++z) {
+      if (z == x) continue;
+      const bool leaf_term = cluster.pair_weight_row[live.id[z]] > 0.0 && live.id[z] < leaf_count;
+      leaf_logs[k] =
+          leaf_term ? leaf_logs[k] + live.scale[z] : -std::numeric_limits<double>::infinity();
+      ++k;
+    }
+    sum_from_logs(leaf_logs.data(), others, sums->tau[cluster.id], sums->scaled[cluster.id]);
+  }
   live.scale[x] = scale;
   live.weight_row[x] = cluster.pair_weight_row.data();
 }
 
-// MPost2's factored scores of `state` (pair_cache.hpp); false when they cannot be trusted
-// (kSmallestFactoredTotal), and the caller scores pairs one by one instead.
+// This state's leaf row sums from its parent's (ParticleState::leaf_sums): the leaves merged
+// by the last merge leave every later row, and the newest cluster's sum is computed with its
+// row (complete_pair_weights). A sum computed in full is scaled to 1 (tau absorbs it), and each
+// subtraction rounds by at most 2^-53 of that 1; a sum that falls below 2^-20 is computed in
+// full again. So after k subtractions a sum is within k 2^-33 of the exact one, relative.
+void update_leaf_sums(const ParticleState& state, const LeafPairCache& cache,
+                      std::size_t leaf_count, const LiveClusters& live, LeafRowSums& sums) {
+  if (!state.history) return;
+  constexpr double kLargestCancellation = 0x1p-20;
+  const std::size_t merged[2] = {state.history->merge.left, state.history->merge.right};
+  // Per row that holds a merged leaf, its terms E_zd e^{sigma_d - tau_z}: tau_z is at least
+  // log(E_zd e^{sigma_d}) (the leaf was live when tau_z was set), so no term overflows.
+  thread_local std::vector<double> exponents, weights;
+  thread_local std::vector<std::size_t> rows;
+  exponents.clear();
+  weights.clear();
+  rows.clear();
+  const std::size_t m = live.id.size();
+  for (std::size_t z = 0; z < m; ++z) {
+    const double* row = live.weight_row[z];
+    if (!row) continue;
+    for (const std::size_t leaf : merged) {
+      if (leaf < leaf_count && leaf < live.id[z] && row[leaf] > 0.0) {
+        rows.push_back(z);
+        weights.push_back(row[leaf]);
+        exponents.push_back(cache.leaf_scale(leaf) - sums.tau[live.id[z]]);
+      }
+    }
+  }
+  kernels::exp_array(exponents.data(), exponents.data(), exponents.size());
+  for (std::size_t k = 0; k < rows.size();) {
+    // A row's one or two terms leave its sum together.
+    const std::size_t z = rows[k], id = live.id[z];
+    double removed = 0.0;
+    for (; k < rows.size() && rows[k] == z; ++k) removed += weights[k] * exponents[k];
+    const double after = sums.scaled[id] - removed;
+    if (after >= kLargestCancellation) {
+      sums.scaled[id] = after;
+    } else {
+      recompute_leaf_sum(z, live, cache, leaf_count, sums);
+    }
+  }
+}
+
+// MPost2's factored scores of `state` (pair_cache.hpp), and in `sums_out` its leaf row sums;
+// false when the scores cannot be trusted (kSmallestFactoredTotal), and the caller scores pairs
+// one by one instead.
 bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cache,
                            std::size_t leaf_count, std::size_t dims, double lambda,
-                           FactoredScores& out) {
+                           FactoredScores& out, std::shared_ptr<const LeafRowSums>& sums_out) {
   thread_local LiveClusters live;
   live.gather(state, cache);
   const std::size_t m = state.live.size();
+  const bool with_leaf_sums = cache.uses_leaf_sums();
+  std::shared_ptr<LeafRowSums> sums;
+  if (with_leaf_sums) {
+    sums = std::make_shared<LeafRowSums>(state.leaf_sums ? *state.leaf_sums
+                                                         : *cache.initial_leaf_sums());
+  }
   for (std::size_t x = 0; x < m; ++x)
     if (live.id[x] >= leaf_count && !live.weight_row[x])
-      complete_pair_weights(state, x, cache, dims, live);
+      complete_pair_weights(state, x, cache, dims, leaf_count, live, sums.get());
+  if (with_leaf_sums) update_leaf_sums(state, cache, leaf_count, live, *sums);
   const std::size_t ids = 2 * leaf_count - m;  // n leaves and n - m merged clusters so far
   thread_local std::vector<double> exponent;
   exponent.resize(m);
   double largest = -std::numeric_limits<double>::infinity();
+  double leaf_offset = 0.0;  // a - T of every leaf (one leaf variance, one time)
   for (std::size_t x = 0; x < m; ++x) {
     exponent[x] = live.scale[x] + 0.5 * lambda * live.offset[x];
     largest = std::max(largest, exponent[x]);
+    if (live.id[x] < leaf_count) leaf_offset = live.offset[x];
   }
+  sums_out = std::move(sums);
+  out.exact_row_sums = !with_leaf_sums;
   if (!std::isfinite(largest)) return false;
   out.factor.resize(ids);
   out.position.resize(ids);
   out.row_sum.resize(m);
   out.owner_weight.resize(m);
-  thread_local std::vector<double> factors;
+  // The merged clusters' rows from the first merged id on: their merged partners' part.
+  thread_local std::vector<const double*> merged_rows;
+  thread_local std::vector<std::size_t> merged_lengths, merged_at;
+  thread_local std::vector<double> merged_sums, factors, leaf_parts;
+  merged_rows.clear();
+  merged_lengths.clear();
+  merged_at.clear();
+  for (std::size_t z = 0; z < m && with_leaf_sums; ++z) {
+    if (live.id[z] < leaf_count) continue;
+    merged_rows.push_back(live.weight_row[z] + leaf_count);
+    merged_lengths.push_back(live.id[z] - leaf_count);
+    merged_at.push_back(z);
+  }
+  merged_sums.resize(merged_rows.size());
   factors.resize(m);
+  leaf_parts.resize(m);
+  // Row sums below this are taken as 0 (their owner is never drawn): a positive one then has a
+  // term above 2^-1001, whose factor is far above the flushing threshold 2^-1022, so the exact
+  // sum of the chosen row is positive too. Such a row's pairs have weights below m 2^-1000,
+  // under 2^-790 of a total above kSmallestFactoredTotal: a tail as negligible as the flushed
+  // weights'.
+  const double smallest_row_sum = static_cast<double>(m) * 0x1p-1000;
   // The factors exp(exponent - shift), the rows' sums and the total.
   auto score = [&](double shift) {
     for (std::size_t x = 0; x < m; ++x) factors[x] = exponent[x] - shift;
@@ -230,9 +343,26 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
       out.factor[live.id[x]] = factors[x] >= kSmallestPairWeight ? factors[x] : 0.0;
       out.position[live.id[x]] = x;
     }
-    // Row z holds the pairs with every earlier node id, i.e. its first id[z] entries.
-    kernels::dots_with(live.weight_row.data(), live.id.data(), m, out.factor.data(),
-                       out.row_sum.data());
+    if (!with_leaf_sums) {
+      // Row z holds the pairs with every earlier node id, i.e. its first id[z] entries.
+      kernels::dots_with(live.weight_row.data(), live.id.data(), m, out.factor.data(),
+                         out.row_sum.data());
+    } else {
+      // Leaf parts: every leaf's factor is e^{sigma_y} exp(lambda (a - T) / 2 - shift), so the
+      // part is exp(tau_z + lambda (a - T) / 2 - shift) * scaled_z; then the merged partners.
+      const LeafRowSums& leaf_sums = *sums_out;
+      for (std::size_t z = 0; z < m; ++z)
+        leaf_parts[z] = leaf_sums.tau[live.id[z]] + 0.5 * lambda * leaf_offset - shift;
+      kernels::exp_array(leaf_parts.data(), leaf_parts.data(), m);
+      kernels::dots_with(merged_rows.data(), merged_lengths.data(), merged_rows.size(),
+                         out.factor.data() + leaf_count, merged_sums.data());
+      for (std::size_t z = 0; z < m; ++z)
+        out.row_sum[z] = leaf_parts[z] * leaf_sums.scaled[live.id[z]];
+      for (std::size_t k = 0; k < merged_at.size(); ++k)
+        out.row_sum[merged_at[k]] += merged_sums[k];
+      for (std::size_t z = 0; z < m; ++z)
+        if (!(out.row_sum[z] >= smallest_row_sum)) out.row_sum[z] = 0.0;
+    }
     double total = 0.0;
     for (std::size_t z = 0; z < m; ++z) {
       out.owner_weight[z] = out.factor[live.id[z]] * out.row_sum[z];
@@ -289,10 +419,23 @@ FactoredDraw draw_factored(const FactoredScores& scores, const ParticleState& st
   const ClusterNode& owner = *state.live[z];
   const double* row = cache.pair_weight_row(owner);
   auto weight = [&](std::size_t id) { return row[id] * scores.factor[id]; };
-  const std::size_t partner = draw_linear(owner.id, scores.row_sum[z], weight, stream);
-  // q(C) = (f_z S_z / total) (E_C f_y / S_z): the probability of both stages, S_z cancelling.
-  const double log_q =
-      std::log(scores.factor[owner.id]) + std::log(weight(partner)) - std::log(scores.total);
+  if (scores.exact_row_sums) {
+    const std::size_t partner = draw_linear(owner.id, scores.row_sum[z], weight, stream);
+    // q(C) = (f_z S_z / total) (E_C f_y / S_z): the probability of both stages, S_z cancelling.
+    const double log_q =
+        std::log(scores.factor[owner.id]) + std::log(weight(partner)) - std::log(scores.total);
+    return {z, scores.position[partner], log_q};
+  }
+  // The chosen row's exact sum (every other row's was only needed to choose the owner).
+  double row_sum;
+  kernels::dots_with(&row, &owner.id, 1, scores.factor.data(), &row_sum);
+  if (!(row_sum > 0.0)) {
+    throw NumericalError("MPost2: the chosen cluster's pairs have no proposal mass");
+  }
+  const std::size_t partner = draw_linear(owner.id, row_sum, weight, stream);
+  // q(C) = (f_z S~_z / total) (E_C f_y / S_z): the probabilities of the two stages.
+  const double log_q = std::log(scores.owner_weight[z]) - std::log(scores.total) +
+                       std::log(weight(partner)) - std::log(row_sum);
   return {z, scores.position[partner], log_q};
 }
 
@@ -304,9 +447,10 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   const std::size_t m = state.live.size();
   const std::size_t count = m * (m - 1) / 2;
   const Algorithm proposal = context.proposal;
-  candidates.is_factored = proposal == Algorithm::mpost2 &&
-                           build_factored_mpost2(state, cache, context.leaf_count, context.dims,
-                                                 coalescent_rate(m), candidates.factored);
+  candidates.is_factored =
+      proposal == Algorithm::mpost2 &&
+      build_factored_mpost2(state, cache, context.leaf_count, context.dims, coalescent_rate(m),
+                            candidates.factored, candidates.leaf_sums);
   if (candidates.is_factored) return;
   // PriorPrior draws its pair uniformly and looks up that one pair's distance: nothing to share.
   if (proposal == Algorithm::priorprior) return;
@@ -508,6 +652,7 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
     for (std::size_t z = 0; z < m; ++z)
       if (z != x && z != y) merged->eps_row[state.live[z]->id] = distances[k++];
   }
+  if (mpost2) state.leaf_sums = pairs.leaf_sums;  // this state's, the next state's parent's
   state.history = std::make_shared<const HistoryNode>(
       HistoryNode{Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t}, state.history});
   state.live[x] = merged.get();

@@ -35,14 +35,21 @@ struct ProposalWeights {
 // MPost2's scores in factored form (pair_cache.hpp): the weight of pair C = {z, y} is
 // E_C * f_z * f_y, with E_C in the row of its owner z (the member with the higher node id) and
 // one factor f per live cluster, f = exp(sigma + lambda (a - T) / 2 - Phi), Phi the largest
-// exponent, so every factor is at most 1. A pair is drawn as its owner (by owner weight) and
-// then its partner within the owner's row.
+// exponent, so every factor is at most 1. A pair is drawn in two stages: an owner z with
+// probability f_z S~_z / total, then a partner y in z's row with probability E_zy f_y / S_z,
+// S_z = sum_y E_zy f_y. With dense row sums (Mpost2RowSums) S~ is S itself. With leaf sums S~_z
+// is the sum as the LeafRowSums give it (equal to S_z up to rounding and the subtractions'
+// error, below k 2^-33 relative after k subtractions), and S_z is computed for the chosen row
+// only. Either way q(C)
+// is the product of the two stages' probabilities, so the weight G_C / q(C) is exact whatever
+// the error of S~.
 struct FactoredScores {
   std::vector<double> factor;         // by node id: f, or 0 for clusters that are not live
   std::vector<std::size_t> position;  // by node id: live position (live clusters only)
-  std::vector<double> row_sum;        // by live position z: sum over the row of E * f(partner)
-  std::vector<double> owner_weight;   // by live position z: f_z * row_sum[z]
+  std::vector<double> row_sum;        // by live position z: S~_z
+  std::vector<double> owner_weight;   // by live position z: f_z * S~_z
   double total = 0.0;                 // sum of owner_weight, in live order
+  bool exact_row_sums = true;         // S~ = S (dense row sums)
 };
 
 // Pairs are the live positions (x < y) in lexicographic order.
@@ -55,6 +62,8 @@ struct PairCandidates {
   // MPost2: whether `factored` holds this state's scores (otherwise log_score does).
   bool is_factored = false;
   FactoredScores factored;
+  // MPost2: this state's leaf row sums, handed to every particle that draws from it.
+  std::shared_ptr<const LeafRowSums> leaf_sums;
 };
 
 // What earlier particles of the same state already computed for a chosen pair: its exact mass

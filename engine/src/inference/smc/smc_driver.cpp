@@ -78,7 +78,7 @@ class ProposalSystem final : public detail::ParticleSystem {
  public:
   ProposalSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
       : seed_(options.seed),
-        cache_(data, options.proposal == Algorithm::mpost2),
+        cache_(data, options.proposal == Algorithm::mpost2, options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
         next_(options.particles) {
