@@ -632,8 +632,16 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
   const double s = sigma_a + sigma_b;
   merged->variance = sigma_a * sigma_b / s;
   merged->mean.resize(context.dims);
-  for (std::size_t j = 0; j < context.dims; ++j)
-    merged->mean[j] = (sigma_b / s) * a.mean[j] + (sigma_a / s) * b.mean[j];
+  {
+    // Through restrict-qualified pointers, so that the loop vectorizes (the merged node is
+    // never one of its children).
+    const double weight_a = sigma_b / s, weight_b = sigma_a / s;
+    double* __restrict mean = merged->mean.data();
+    const double* __restrict mean_a = a.mean.data();
+    const double* __restrict mean_b = b.mean.data();
+    for (std::size_t j = 0; j < context.dims; ++j)
+      mean[j] = weight_a * mean_a[j] + weight_b * mean_b[j];
+  }
   // Its pair row: one-vs-all distances to every other live cluster. (MPost2 clusters get their
   // pair weights instead, once their state survives to the next step: complete_pair_weights.
   // PriorPrior reads one distance per step, which LeafPairCache::eps computes from the means:
