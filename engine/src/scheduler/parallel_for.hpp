@@ -36,8 +36,11 @@ namespace kingman::detail {
 inline constexpr std::size_t kMinLoopWork = std::size_t{1} << 18;
 // Smallest task (a few microseconds) worth handing to another thread.
 inline constexpr std::size_t kMinTaskWork = std::size_t{1} << 14;
-// Tasks per thread that a large loop is cut into, for balance.
-inline constexpr std::size_t kTasksPerThread = 8;
+// Tasks per thread that a large loop is cut into, for balance. 32 rather than 8: at a join the
+// thread that finished first spins for up to one task, and with 8 tasks per thread that wait
+// cost MPost2 (n = 400, 64 particles, 2 threads) 2.5 % more CPU time and PriorPrior (n = 2400,
+// 256 particles) 2.6 % more; the race and PostPost did not change (bench/RESULTS.md, Threads).
+inline constexpr std::size_t kTasksPerThread = 32;
 
 // Every index is its own potential task (for loops whose items are known to be large).
 template <typename Body>
