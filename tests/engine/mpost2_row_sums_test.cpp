@@ -6,26 +6,24 @@
 // away, which exercises the full recomputation as well as the subtraction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <random>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "../../engine/src/inference/smc/pair_cache.hpp"
 #include "../../engine/src/inference/smc/proposals.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
+#include "random_whitened.hpp"
 
 namespace kingman {
 namespace {
 
 WhitenedData random_data(std::size_t n, std::size_t d, unsigned seed) {
-  std::mt19937_64 engine(seed);
-  std::normal_distribution<double> normal;
-  WhitenedData w;
-  w.n = n;
-  w.d = d;
-  w.log_lambda_diagonal.assign(d, 0.0);
-  for (std::size_t k = 0; k < n * d; ++k) w.x.push_back(normal(engine));
-  return w;
+  return testing_support::random_whitened(n, d, seed);
 }
 
 SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_sums, int threads) {

@@ -13,19 +13,13 @@
 #include "kingman/inference/smc.hpp"
 #include "kingman/model/covariance.hpp"
 #include "kingman/model/generate.hpp"
+#include "random_whitened.hpp"
 
 namespace kingman {
 namespace {
 
 WhitenedData random_data(std::size_t n, std::size_t d, unsigned seed) {
-  std::mt19937_64 engine(seed);
-  std::normal_distribution<double> normal;
-  WhitenedData w;
-  w.n = n;
-  w.d = d;
-  w.log_lambda_diagonal.assign(d, 0.0);
-  for (std::size_t k = 0; k < n * d; ++k) w.x.push_back(normal(engine));
-  return w;
+  return testing_support::random_whitened(n, d, seed);
 }
 
 WhitenedData model_data(std::size_t n, std::size_t d, std::uint64_t seed) {
