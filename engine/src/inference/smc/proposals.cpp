@@ -356,8 +356,11 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
       kernels::exp_array(leaf_parts.data(), leaf_parts.data(), m);
       kernels::dots_with(merged_rows.data(), merged_lengths.data(), merged_rows.size(),
                          out.factor.data() + leaf_count, merged_sums.data());
-      for (std::size_t z = 0; z < m; ++z)
-        out.row_sum[z] = leaf_parts[z] * leaf_sums.scaled[live.id[z]];
+      // An empty leaf part (no live leaf partner) is 0 whatever its stale tau gives.
+      for (std::size_t z = 0; z < m; ++z) {
+        const double scaled = leaf_sums.scaled[live.id[z]];
+        out.row_sum[z] = scaled > 0.0 ? leaf_parts[z] * scaled : 0.0;
+      }
       for (std::size_t k = 0; k < merged_at.size(); ++k)
         out.row_sum[merged_at[k]] += merged_sums[k];
       for (std::size_t z = 0; z < m; ++z)
