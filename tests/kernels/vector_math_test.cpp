@@ -1,5 +1,5 @@
 // The vectorized array kernels against libm and the scalar fixed-order Bessel fit: log_array,
-// exp_array and sqrt_array (vector_math.hpp), and LogBesselKFixedOrder::log_terms.
+// exp_array, sqrt_array and max_array (vector_math.hpp), and LogBesselKFixedOrder::log_terms.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +89,29 @@ TEST(VectorMath, SqrtArrayIsCorrectlyRounded) {
 // The batched Bessel terms against the scalar fit (same pieces, logs a few ulps apart) and
 // against log_bessel_k itself, inside and outside the fitted range, for the orders of d = 1 to
 // d = 1000; `out` may alias `x`.
+// The largest entry for every count 0..40 (each tail length of the four lanes), wherever it
+// sits; NaN entries are passed over, and an empty or all-NaN array gives -inf.
+TEST(VectorMath, MaxArrayFindsTheLargestEntryAndSkipsNaN) {
+  std::mt19937_64 engine(5);
+  std::normal_distribution<double> normal;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t count = 0; count <= 40; ++count) {
+    std::vector<double> x(count);
+    for (double& v : x) v = normal(engine);
+    for (std::size_t at = 0; at < count; ++at) {
+      std::vector<double> y = x;
+      y[at] = 10.0;  // the largest, at every position in turn
+      if (count > 1) y[(at + 1) % count] = nan;
+      EXPECT_EQ(max_array(y.data(), count), 10.0) << count << " " << at;
+    }
+  }
+  EXPECT_EQ(max_array(nullptr, 0), -std::numeric_limits<double>::infinity());
+  const std::vector<double> all_nan(7, nan);
+  EXPECT_EQ(max_array(all_nan.data(), all_nan.size()), -std::numeric_limits<double>::infinity());
+  const std::vector<double> negative = {-3.0, -1e300, -2.0, -7.0, -5.0};
+  EXPECT_EQ(max_array(negative.data(), negative.size()), -2.0);
+}
+
 TEST(VectorMath, BatchedBesselTermsMatchScalarFit) {
   std::mt19937_64 engine(23);
   for (double nu : {0.5, 0.0, -0.5, -4.0, -9.0, -31.0, -127.0, -499.0}) {

@@ -21,4 +21,8 @@ void exp_array(const double* x, double* out, std::size_t count);
 // alias `x`.
 void sqrt_array(const double* x, double* out, std::size_t count);
 
+// The largest x[i] (NaN entries are passed over), -inf for count = 0. A kernel of its own:
+// inlined as a running std::max into a large function, GCC kept the maximum in memory.
+double max_array(const double* x, std::size_t count);
+
 }  // namespace kingman::kernels
