@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "../../engine/src/inference/smc/cluster_pool.hpp"
@@ -50,6 +51,26 @@ TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
     for (const CountedNode* node : list) ids.insert(node->id);  // still readable
   EXPECT_EQ(ids, (std::set<int>{2, 5, 7}));
   EXPECT_EQ(leaf->id, -1);
+}
+
+// Block-kept clusters (the leaves) are recognised by address: a sweep never reads or marks
+// them, however many particles list them, and never frees them.
+TEST(ClusterPool, SweepPassesOverTheKeptBlockWithoutTouchingIt) {
+  int alive = 0;
+  ClusterPool<CountedNode> pool;
+  std::vector<CountedNode> block_nodes;
+  block_nodes.reserve(3);  // no reallocation: the nodes are never copied
+  for (int i = 0; i < 3; ++i) block_nodes.emplace_back(&alive, -1 - i);
+  const std::span<const CountedNode> block = pool.keep_block(std::move(block_nodes));
+  std::vector<const CountedNode*> made;
+  for (int i = 0; i < 4; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  const Lists lists = {{&block[0], &block[2], made[1]}, {&block[1], made[3]}};
+  pool.collect_if_due(1, lists.size(), live_of(lists));
+  EXPECT_EQ(pool.size(), 2u);  // made[1] and made[3]; the block is not counted
+  for (const CountedNode& node : block) EXPECT_EQ(node.collect_mark, 0u);
+  EXPECT_NE(made[1]->collect_mark, 0u);
+  EXPECT_EQ(block[1].id, -2);
+  EXPECT_EQ(alive, 5);  // the block and the two listed clusters
 }
 
 TEST(ClusterPool, SweepsOnlyWhenThePoolHasDoubled) {

@@ -101,8 +101,10 @@ std::size_t memory_budget(const FitOptions& options) {
 // that cannot fit.
 void check_smc_memory(const Table& data, const FitOptions& options, std::size_t budget) {
   const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
+  // The leaf-pair cache (pair_cache.hpp): none for the race and PriorPrior.
   double per_pair = options.algorithm == Algorithm::mpost2 ? 16.0 : 8.0;
-  if (options.algorithm == Algorithm::race) per_pair = 0.0;
+  if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior)
+    per_pair = 0.0;
   const double cache = 0.5 * n * (n - 1.0) * per_pair;
   const double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
   if (cache + particles > static_cast<double>(budget)) {

@@ -9,9 +9,10 @@
 
 namespace kingman::detail {
 
-LeafPairCache::LeafPairCache(const WhitenedData& data, bool with_bessel_terms,
-                             Mpost2RowSums row_sums)
+LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost2RowSums row_sums)
     : n_(data.n), dims_(data.d), shape_(1.0 - 0.5 * static_cast<double>(data.d)) {
+  if (contents == LeafPairs::on_demand) return;
+  const bool with_bessel_terms = contents == LeafPairs::mpost2_weights;
   const std::size_t d = data.d;
   eps_.resize(n_ * (n_ - 1) / 2);
   // Row i (the pairs (i, j < i)) against the contiguous block of earlier points, by the SIMD

@@ -67,9 +67,15 @@ inline constexpr double kSmallestPairWeight = std::numeric_limits<double>::min()
 // 200, 16 % faster at n = 400.
 inline constexpr std::size_t kLeafSumsFromLeaves = 320;
 
+// What a LeafPairCache computes up front: nothing (PriorPrior reads one distance per particle
+// and step, O(n) per particle in all, which it computes from the two means: the table would
+// cost O(n^2 d) time and n^2 / 2 doubles, and at n = 2400 its random reads missed the cache
+// more than the means do), the leaf pairs' squared distances, or those and MPost2's pair weights.
+enum class LeafPairs { on_demand, distances, mpost2_weights };
+
 class LeafPairCache {
  public:
-  LeafPairCache(const WhitenedData& data, bool with_bessel_terms,
+  LeafPairCache(const WhitenedData& data, LeafPairs contents,
                 Mpost2RowSums row_sums = Mpost2RowSums::automatic);
 
   std::size_t leaf_count() const { return n_; }
@@ -89,9 +95,10 @@ class LeafPairCache {
   void mpost2_terms(const double* eps, double* out, std::size_t count) const;
 
   // The pair's squared distance: leaves from the cache, others from the row of the later
-  // cluster, or (MPost2 clusters keep no distance row) from the two means.
+  // cluster, or (LeafPairs::on_demand; MPost2 clusters keep no distance row) from the two
+  // means, by the same kernel, so with the same value.
   double eps(const ClusterNode& a, const ClusterNode& b) const {
-    if (a.id < n_ && b.id < n_)
+    if (a.id < n_ && b.id < n_ && !eps_.empty())
       return eps_[lower_index(std::min(a.id, b.id), std::max(a.id, b.id))];
     const ClusterNode& later = a.id > b.id ? a : b;
     const ClusterNode& earlier = a.id > b.id ? b : a;

@@ -298,13 +298,12 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
   const std::size_t ids = 2 * leaf_count - m;  // n leaves and n - m merged clusters so far
   thread_local std::vector<double> exponent;
   exponent.resize(m);
-  double largest = -std::numeric_limits<double>::infinity();
   double leaf_offset = 0.0;  // a - T of every leaf (one leaf variance, one time)
   for (std::size_t x = 0; x < m; ++x) {
     exponent[x] = live.scale[x] + 0.5 * lambda * live.offset[x];
-    largest = std::max(largest, exponent[x]);
     if (live.id[x] < leaf_count) leaf_offset = live.offset[x];
   }
+  const double largest = kernels::max_array(exponent.data(), m);
   sums_out = std::move(sums);
   out.exact_row_sums = !with_leaf_sums;
   if (!std::isfinite(largest)) return false;
@@ -444,6 +443,20 @@ FactoredDraw draw_factored(const FactoredScores& scores, const ParticleState& st
 
 }  // namespace
 
+std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m) {
+  // Pairs whose first position is below x: before(x) = x (2m - 1 - x) / 2 (an integer: one of
+  // x and 2m - 1 - x is even). x is the largest with before(x) <= index, near the smaller root
+  // of before(x) = index; rounding is corrected by the two loops (a step or none).
+  auto before = [m](std::size_t x) { return x * (2 * m - 1 - x) / 2; };
+  const double b = 2.0 * static_cast<double>(m) - 1.0;
+  const double root =
+      0.5 * (b - std::sqrt(std::max(0.0, b * b - 8.0 * static_cast<double>(index))));
+  std::size_t x = std::min(static_cast<std::size_t>(std::max(0.0, root)), m - 2);
+  while (x > 0 && before(x) > index) --x;
+  while (x + 2 < m && before(x + 1) <= index) ++x;
+  return {x, x + 1 + (index - before(x))};
+}
+
 void build_candidates(const ParticleState& state, const StepContext& context,
                       PairCandidates& candidates) {
   const LeafPairCache& cache = *context.cache;
@@ -500,20 +513,6 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   }
   candidates.log_total = proposal_weights(candidates.log_score, candidates.weights);
 }
-
-namespace {
-
-// Live positions (x < y) of pair number `index` in build_candidates' order.
-std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m) {
-  std::size_t x = 0;
-  while (index >= m - 1 - x) {
-    index -= m - 1 - x;
-    ++x;
-  }
-  return {x, x + 1 + index};
-}
-
-}  // namespace
 
 double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,

@@ -6,6 +6,7 @@
 // applies it, and returns the log incremental weight (target over proposal, MODEL.md
 // section 5).
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kingman/kernels/gig_quick_sampler.hpp"
@@ -65,6 +66,10 @@ struct PairCandidates {
   // MPost2: this state's leaf row sums, handed to every particle that draws from it.
   std::shared_ptr<const LeafRowSums> leaf_sums;
 };
+
+// Live positions (x < y) of pair number `index` < m (m - 1) / 2 when the pairs of m live
+// clusters are numbered in lexicographic order (as build_candidates lists them), in O(1).
+std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m);
 
 // What earlier particles of the same state already computed for a chosen pair: its exact mass
 // and its truncated-GIG sampler (the closed-form envelope of gig_quick_sampler.hpp: exact draws,

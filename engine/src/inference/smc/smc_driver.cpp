@@ -55,6 +55,17 @@ StepWork step_work(Algorithm proposal, std::size_t m, std::size_t d) {
   }
 }
 
+detail::LeafPairs leaf_pairs_for(Algorithm proposal) {
+  switch (proposal) {
+    case Algorithm::priorprior:
+      return detail::LeafPairs::on_demand;
+    case Algorithm::mpost2:
+      return detail::LeafPairs::mpost2_weights;
+    default:
+      return detail::LeafPairs::distances;
+  }
+}
+
 bool is_smc_algorithm(Algorithm a) {
   return a == Algorithm::priorprior || a == Algorithm::priorpost || a == Algorithm::postpost ||
          a == Algorithm::mpost1 || a == Algorithm::mpost2 || a == Algorithm::race;
@@ -78,35 +89,40 @@ class ProposalSystem final : public detail::ParticleSystem {
  public:
   ProposalSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
       : seed_(options.seed),
-        cache_(data, options.proposal == Algorithm::mpost2, options.mpost2_row_sums),
+        cache_(data, leaf_pairs_for(options.proposal), options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
         next_(options.particles) {
-    // Leaves are shared by every particle.
-    std::vector<const detail::ClusterNode*> leaves(data.n);
+    // Leaves are shared by every particle, in one block of the pool.
+    std::vector<detail::ClusterNode> leaf_nodes(data.n);
     for (std::size_t i = 0; i < data.n; ++i) {
-      auto leaf = std::make_unique<detail::ClusterNode>();
-      leaf->id = i;
-      leaf->variance = leaf_variance;
-      leaf->mean.assign(data.row(i), data.row(i) + data.d);
-      leaves[i] = pool_.keep(std::move(leaf));
+      leaf_nodes[i].id = i;
+      leaf_nodes[i].variance = leaf_variance;
+      leaf_nodes[i].mean.assign(data.row(i), data.row(i) + data.d);
     }
+    std::vector<const detail::ClusterNode*> leaves;
+    leaves.reserve(data.n);
+    for (const detail::ClusterNode& leaf : pool_.keep_block(std::move(leaf_nodes)))
+      leaves.push_back(&leaf);
     for (ParticleState& p : particles_) p.live = leaves;
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size(), n = context_.leaf_count;
-    pool_.collect_if_due(
-        count, count, [&](std::size_t s) -> const auto& { return particles_[s].live; });
-    // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
-    created_.resize(count);
-    for (auto& node : created_) node = pool_.take_spare();
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
     history_keys_.resize(count);
     for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
     groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
     const std::vector<std::size_t>& members = groups_.members();
+    // Copies of a state list the same clusters: a sweep marks one list per group. (PriorPrior
+    // resamples at almost every step, down to a few distinct states.)
+    pool_.collect_if_due(count, groups_.size(), [&](std::size_t g) -> const auto& {
+      return particles_[groups_.leader(g)].live;
+    });
+    // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
+    created_.resize(count);
+    for (auto& node : created_) node = pool_.take_spare();
     // Candidates take O(m^2) memory per group: work through the groups in batches.
     const std::size_t m = n - step;
     const std::size_t group_bytes = m * (m - 1) / 2 * 2 * sizeof(double) + 1;
