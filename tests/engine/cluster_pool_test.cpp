@@ -1,7 +1,7 @@
 // The particle systems' cluster owner (cluster_pool.hpp) and the cost-aware parallel loop
-// (parallel_for.hpp): a sweep frees exactly the clusters no live list names and keeps the rest
-// intact (or, with reuse, keeps the freed ones as spares), sweeps run only when the pool has
-// doubled, and the loop visits every index once whether it splits or runs inline.
+// (parallel_for.hpp, run_arena.hpp): a sweep frees exactly the clusters no live list names and
+// keeps the rest intact (or, with reuse, keeps the freed ones as spares), sweeps run only when the
+// pool has doubled, and the loop visits every index once whether it splits or runs inline.
 #include <gtest/gtest.h>
 
 #include <tbb/task_arena.h>
@@ -11,10 +11,13 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "../../engine/src/inference/smc/cluster_pool.hpp"
 #include "../../engine/src/scheduler/parallel_for.hpp"
+#include "../../engine/src/scheduler/run_arena.hpp"
 
 namespace kingman::detail {
 namespace {
@@ -179,6 +182,35 @@ TEST(ParallelForWork, VisitsEveryIndexOnceInlineOrSplit) {
       }
     }
   }
+}
+
+// A one-thread RunArena runs its function on the calling thread with every loop inline (one
+// call with the whole range, even for loops far above kMinLoopWork, and for
+// parallel_for_range), and leaves inline mode again on return and on a throw.
+TEST(RunArena, OneThreadRunsEveryLoopInlineOnTheCallingThread) {
+  const std::thread::id caller = std::this_thread::get_id();
+  RunArena one(1);
+  EXPECT_EQ(one.threads(), 1);
+  one.execute([&] {
+    EXPECT_TRUE(run_inline);
+    int calls = 0;
+    parallel_for_work(0, 5000, kMinLoopWork, [&](const auto& range) {
+      ++calls;
+      EXPECT_EQ(range.size(), 5000u);
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+    });
+    parallel_for_range(3, 900, [&](const auto& range) {
+      ++calls;
+      EXPECT_EQ(range.begin(), 3u);
+      EXPECT_EQ(range.end(), 900u);
+    });
+    EXPECT_EQ(calls, 2);
+  });
+  EXPECT_FALSE(run_inline);
+  EXPECT_THROW(one.execute([] { throw std::runtime_error("x"); }), std::runtime_error);
+  EXPECT_FALSE(run_inline);
+  RunArena two(2);
+  two.execute([] { EXPECT_FALSE(run_inline); });
 }
 
 }  // namespace
