@@ -82,8 +82,10 @@ TEST(Mpost2RowSums, LeafSumsIgnoreTheThreadCount) {
 TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
   const std::size_t n = 40, d = 64;
   const WhitenedData data = random_data(n, d, 23);
-  const detail::LeafPairCache dense_cache(data, detail::LeafPairs::mpost2_weights, Mpost2RowSums::dense);
-  const detail::LeafPairCache sums_cache(data, detail::LeafPairs::mpost2_weights, Mpost2RowSums::leaf_sums);
+  const detail::LeafPairCache dense_cache(data, detail::LeafPairs::mpost2_weights,
+                                          Mpost2RowSums::dense);
+  const detail::LeafPairCache sums_cache(data, detail::LeafPairs::mpost2_weights,
+                                         Mpost2RowSums::leaf_sums);
   ASSERT_FALSE(dense_cache.uses_leaf_sums());
   ASSERT_TRUE(sums_cache.uses_leaf_sums());
   std::vector<std::unique_ptr<detail::ClusterNode>> nodes;

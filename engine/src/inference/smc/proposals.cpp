@@ -517,6 +517,12 @@ void build_candidates(const ParticleState& state, const StepContext& context,
 double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
                       ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created) {
+  return draw_and_merge(state, state, pairs, step, context, stream, chosen_pairs, created);
+}
+
+double draw_and_merge(const ParticleState& state, ParticleState& next, const PairCandidates& pairs,
+                      std::size_t step, const StepContext& context, kernels::RandomStream& stream,
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created) {
   thread_local std::vector<double> scores;
   thread_local ProposalWeights prior_post_weights;
   const PairDensities density(context);
@@ -662,13 +668,23 @@ double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::si
     for (std::size_t z = 0; z < m; ++z)
       if (z != x && z != y) merged->eps_row[state.live[z]->id] = distances[k++];
   }
-  if (mpost2) state.leaf_sums = pairs.leaf_sums;  // this state's, the next state's parent's
-  state.history = std::make_shared<const HistoryNode>(
-      HistoryNode{Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t}, state.history});
-  state.live[x] = merged.get();
+  // The extended state: `next` is `state` (updated in place), or a resampled copy that takes
+  // `state` with the merge applied, its live list copied around position y in one pass.
+  const Merge merge{std::min(a.id, b.id), std::max(a.id, b.id), -t};
+  const auto at_y = state.live.begin() + static_cast<std::ptrdiff_t>(y);
+  if (&next == &state) {
+    next.live[x] = merged.get();
+    next.live.erase(next.live.begin() + static_cast<std::ptrdiff_t>(y));
+  } else {
+    next.live.assign(state.live.begin(), at_y);
+    next.live.insert(next.live.end(), at_y + 1, state.live.end());
+    next.live[x] = merged.get();
+    next.leaf_sums = state.leaf_sums;
+  }
   created = std::move(merged);
-  state.live.erase(state.live.begin() + static_cast<std::ptrdiff_t>(y));
-  state.time = t;
+  if (mpost2) next.leaf_sums = pairs.leaf_sums;  // this state's, the next state's parent's
+  next.history = std::make_shared<const HistoryNode>(HistoryNode{merge, state.history});
+  next.time = t;
   if (std::isnan(log_alpha) || log_alpha == std::numeric_limits<double>::infinity()) {
     throw NumericalError("step " + std::to_string(step + 1) + ": the incremental weight of " +
                          to_string(context.proposal) + " is not finite");

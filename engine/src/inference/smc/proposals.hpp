@@ -106,5 +106,12 @@ void build_candidates(const ParticleState& state, const StepContext& context,
 double draw_and_merge(ParticleState& state, const PairCandidates& candidates, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
                       ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);
+// The same draw from `state`, with the extended state written to `next` (which may be `state`):
+// a resampled copy of `state` that has not taken its state yet takes it here, with the merge
+// applied, for the price of one copy (instead of a copy, then a shift of the live list).
+double draw_and_merge(const ParticleState& state, ParticleState& next,
+                      const PairCandidates& candidates, std::size_t step,
+                      const StepContext& context, kernels::RandomStream& stream,
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);
 
 }  // namespace kingman::detail

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "../../scheduler/parallel_for.hpp"
@@ -92,7 +93,7 @@ class ProposalSystem final : public detail::ParticleSystem {
         cache_(data, leaf_pairs_for(options.proposal), options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
-        next_(options.particles) {
+        sources_(options.particles) {
     // Leaves are shared by every particle, in one block of the pool.
     std::vector<detail::ClusterNode> leaf_nodes(data.n);
     for (std::size_t i = 0; i < data.n; ++i) {
@@ -112,14 +113,15 @@ class ProposalSystem final : public detail::ParticleSystem {
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
     history_keys_.resize(count);
-    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = state_of(s).history.get();
     groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
     const std::vector<std::size_t>& members = groups_.members();
     // Copies of a state list the same clusters: a sweep marks one list per group. (PriorPrior
     // resamples at almost every step, down to a few distinct states.)
-    pool_.collect_if_due(count, groups_.size(), [&](std::size_t g) -> const auto& {
-      return particles_[groups_.leader(g)].live;
-    });
+    pool_.collect_if_due(
+        count, groups_.size(), [&](std::size_t g) -> const auto& {
+          return state_of(groups_.leader(g)).live;
+        });
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
@@ -130,7 +132,8 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (std::size_t g0 = 0; g0 < groups_.size(); g0 += batch) {
       const std::size_t g1 = std::min(groups_.size(), g0 + batch);
       candidates_.resize(std::max(candidates_.size(), g1 - g0));
-      const StepWork work = step_work(context_.proposal, m, context_.dims);
+      StepWork work = step_work(context_.proposal, m, context_.dims);
+      if (pending_) work.per_particle += m;  // its resampled copy
       // One parallel loop per step (per batch): each group's task builds its candidates, then
       // draws for its members in chunks of kChunk particles, each chunk with its own cache of
       // chosen pairs (a pure function of state and pair, so caching never changes a value); a
@@ -145,16 +148,16 @@ class ProposalSystem final : public detail::ParticleSystem {
         for (std::size_t k = first; k < last; ++k) {
           const std::size_t s = members[k];
           kernels::RandomStream stream(seed_, s, step + 1);
-          log_alpha[s] =
-              detail::draw_and_merge(particles_[s], candidates_[groups_.group_of(s) - g0], step,
-                                     context_, stream, chosen_pairs, created_[s]);
+          // A pending copy takes its ancestor's state with its merge (into its own buffers).
+          log_alpha[s] = detail::draw_and_merge(state_of(s), particles_[s],
+                                                candidates_[groups_.group_of(s) - g0], step,
+                                                context_, stream, chosen_pairs, created_[s]);
         }
       };
       detail::parallel_for_work(
           g0, g1, work.per_group + mean_members * work.per_particle, [&](const auto& range) {
             for (std::size_t g = range.begin(); g != range.end(); ++g) {
-              detail::build_candidates(particles_[groups_.leader(g)], context_,
-                                       candidates_[g - g0]);
+              detail::build_candidates(state_of(groups_.leader(g)), context_, candidates_[g - g0]);
               const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
               const std::size_t chunks = (end - begin + kChunk - 1) / kChunk;
               detail::parallel_for_work(
@@ -168,21 +171,40 @@ class ProposalSystem final : public detail::ParticleSystem {
           });
     }
     for (auto& cluster : created_) pool_.adopt(std::move(cluster));
+    pending_ = false;
   }
 
+  // The copies are left to the next step's parallel loop, where each particle takes its
+  // ancestor's state just before it draws: a separate parallel loop for them here cost a fork
+  // and a join per resampling, where the idle thread spins (PriorPrior resamples at almost every
+  // step), and copying them here on one thread would leave the other idle. The generation
+  // resampled from stays in sources_, untouched, until then.
   void resample(std::span<const std::size_t> ancestors) override {
-    detail::resample_particles(particles_, next_, ancestors, particles_.front().live.size());
+    if (pending_) throw std::logic_error("ProposalSystem: resampled twice without a step");
+    std::swap(particles_, sources_);  // particles_ now holds buffers to copy into
+    ancestors_.assign(ancestors.begin(), ancestors.end());
+    pending_ = true;
   }
 
   MergeTree tree(std::size_t particle) const override {
-    return detail::to_merge_tree(particles_[particle], context_.leaf_count);
+    return detail::to_merge_tree(state_of(particle), context_.leaf_count);
   }
 
  private:
+  // Particle s's state: its own, or while its resampled copy is pending, its ancestor's.
+  const ParticleState& state_of(std::size_t s) const {
+    return pending_ ? sources_[ancestors_[s]] : particles_[s];
+  }
+
   std::uint64_t seed_;
   detail::LeafPairCache cache_;
   detail::StepContext context_;
-  std::vector<ParticleState> particles_, next_;
+  std::vector<ParticleState> particles_;
+  // The last resampling: the generation it drew from and each particle's ancestor there, and
+  // whether the copies are still pending (resample).
+  std::vector<ParticleState> sources_;
+  std::vector<std::size_t> ancestors_;
+  bool pending_ = false;
   std::vector<detail::PairCandidates> candidates_;
   detail::ClusterPool<detail::ClusterNode> pool_{/*reuse=*/true};  // every particle's clusters
   std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
