@@ -184,15 +184,17 @@ TEST(ParallelForWork, VisitsEveryIndexOnceInlineOrSplit) {
   }
 }
 
-// A one-thread RunArena runs its function on the calling thread with every loop inline (one
-// call with the whole range, even for loops far above kMinLoopWork, and for
-// parallel_for_range), and leaves inline mode again on return and on a throw.
-TEST(RunArena, OneThreadRunsEveryLoopInlineOnTheCallingThread) {
+// A RunArena runs its function on the calling thread outside oneTBB. With one thread every
+// loop runs inline there (one call with the whole range, even far above kMinLoopWork, and for
+// parallel_for_range). With two, small loops still run inline, and a loop that splits runs
+// inside the arena, where nested loops see the arena itself. Both leave the thread as they
+// found it, also on a throw.
+TEST(RunArena, RunsOnTheCallingThreadAndEntersTheArenaOnlyToSplit) {
   const std::thread::id caller = std::this_thread::get_id();
   RunArena one(1);
   EXPECT_EQ(one.threads(), 1);
   one.execute([&] {
-    EXPECT_TRUE(run_inline);
+    EXPECT_EQ(pending_arena, &one);
     int calls = 0;
     parallel_for_work(0, 5000, kMinLoopWork, [&](const auto& range) {
       ++calls;
@@ -206,11 +208,35 @@ TEST(RunArena, OneThreadRunsEveryLoopInlineOnTheCallingThread) {
     });
     EXPECT_EQ(calls, 2);
   });
-  EXPECT_FALSE(run_inline);
+  EXPECT_EQ(pending_arena, nullptr);
   EXPECT_THROW(one.execute([] { throw std::runtime_error("x"); }), std::runtime_error);
-  EXPECT_FALSE(run_inline);
+  EXPECT_EQ(pending_arena, nullptr);
+
   RunArena two(2);
-  two.execute([] { EXPECT_FALSE(run_inline); });
+  two.execute([&] {
+    int small_calls = 0;
+    parallel_for_work(0, 10, 1, [&](const auto&) {
+      ++small_calls;
+      EXPECT_EQ(pending_arena, &two);  // not entered
+    });
+    EXPECT_EQ(small_calls, 1);
+    std::vector<std::atomic<int>> visits(4000);
+    std::atomic<int> outside{0};
+    parallel_for_work(0, visits.size(), kMinLoopWork, [&](const auto& range) {
+      if (pending_arena != nullptr || tbb::this_task_arena::max_concurrency() != 2) ++outside;
+      for (std::size_t i = range.begin(); i != range.end(); ++i) ++visits[i];
+    });
+    EXPECT_EQ(outside.load(), 0);
+    for (const auto& v : visits) ASSERT_EQ(v.load(), 1);
+    EXPECT_EQ(pending_arena, &two);
+    EXPECT_THROW(parallel_for_range(0, 100,
+                                    [](const auto& range) {
+                                      if (range.begin() == 0) throw std::runtime_error("y");
+                                    }),
+                 std::runtime_error);
+    EXPECT_EQ(pending_arena, &two);
+  });
+  EXPECT_EQ(pending_arena, nullptr);
 }
 
 }  // namespace

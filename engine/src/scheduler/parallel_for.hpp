@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* address);
@@ -32,10 +33,45 @@ extern "C" void __tsan_release(void* address);
 
 namespace kingman::detail {
 
-// True on a thread running a one-thread RunArena's function (run_arena.hpp): loops then run
-// inline without touching oneTBB at all, whose initialization (loading its allocator and
-// probing the machine) costs a process ~0.5 ms, 4 % of a 1-thread MPost2 run at n = 64.
-inline thread_local bool run_inline = false;
+// A run's arena that the calling thread has not entered (run_arena.hpp). The run's function
+// executes on the calling thread outside oneTBB, and only a loop that splits enters the arena,
+// initializing it the first time. So a run with one thread, or whose loops are all small,
+// never starts oneTBB, whose initialization (loading its allocator, probing the machine,
+// starting workers) costs a process ~0.5 ms: 4 % of a 1-thread MPost2 run at n = 64, and as
+// much again as a 2-thread PriorPrior run at n = 800 did in all.
+class PendingArena {
+ public:
+  virtual int threads() const = 0;
+  // Runs `loop` inside the arena.
+  virtual void enter(const std::function<void()>& loop) = 0;
+
+ protected:
+  ~PendingArena() = default;
+};
+
+// The pending arena of the run this thread executes, if it has not entered it.
+inline thread_local PendingArena* pending_arena = nullptr;
+
+namespace scheduler_detail {
+
+// Runs `loop` (one that splits) inside the thread's pending arena, or where it is.
+template <typename Loop>
+void in_arena(const Loop& loop) {
+  PendingArena* const arena = pending_arena;
+  if (!arena) {
+    loop();
+    return;
+  }
+  // Inside, loops see the arena itself; restored however the loop leaves.
+  struct Restore {
+    PendingArena* arena;
+    ~Restore() { pending_arena = arena; }
+  } restore{arena};
+  pending_arena = nullptr;
+  arena->enter([&] { loop(); });
+}
+
+}  // namespace scheduler_detail
 
 // Smallest loop (arithmetic operations: tens of microseconds here) worth running in parallel.
 inline constexpr std::size_t kMinLoopWork = std::size_t{1} << 18;
@@ -51,23 +87,26 @@ inline constexpr std::size_t kTasksPerThread = 32;
 template <typename Body>
 void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
                         std::size_t grain = 1) {
-  const tbb::blocked_range<std::size_t> all(begin, end, std::max<std::size_t>(grain, 1));
-  if (run_inline) {
-    if (end > begin) body(tbb::blocked_range<std::size_t>(begin, end, end - begin));
+  if (end <= begin) return;
+  if (pending_arena && pending_arena->threads() <= 1) {
+    body(tbb::blocked_range<std::size_t>(begin, end, end - begin));
     return;
   }
+  const tbb::blocked_range<std::size_t> all(begin, end, std::max<std::size_t>(grain, 1));
+  scheduler_detail::in_arena([&] {
 #if defined(__SANITIZE_THREAD__)
-  char fork_token = 0, join_token = 0;
-  __tsan_release(&fork_token);
-  tbb::parallel_for(all, [&](const auto& range) {
-    __tsan_acquire(&fork_token);
-    body(range);
-    __tsan_release(&join_token);
-  });
-  __tsan_acquire(&join_token);
+    char fork_token = 0, join_token = 0;
+    __tsan_release(&fork_token);
+    tbb::parallel_for(all, [&](const auto& range) {
+      __tsan_acquire(&fork_token);
+      body(range);
+      __tsan_release(&join_token);
+    });
+    __tsan_acquire(&join_token);
 #else
-  tbb::parallel_for(all, body);
+    tbb::parallel_for(all, body);
 #endif
+  });
 }
 
 // Inline on one thread or below kMinLoopWork in all; otherwise tasks as described at the top of
@@ -77,9 +116,8 @@ void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_
                        const Body& body) {
   if (end <= begin) return;
   const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
-  const auto threads = run_inline
-                           ? std::size_t{1}
-                           : static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  const auto threads = static_cast<std::size_t>(
+      pending_arena ? pending_arena->threads() : tbb::this_task_arena::max_concurrency());
   if (threads <= 1 || items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
     body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;

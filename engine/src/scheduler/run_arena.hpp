@@ -1,46 +1,47 @@
 #pragma once
 // The oneTBB arena a run executes in, with the thread count the caller asked for (0: all
 // cores). More threads than cores are allowed rather than capped: oneTBB would otherwise run
-// fewer and print a warning on stderr. One thread runs on the calling thread with every loop
-// inline (run_inline, parallel_for.hpp), without starting oneTBB. Results never depend on the
-// count (parallel_for.hpp).
+// fewer and print a warning on stderr. The run's function executes on the calling thread, and
+// only loops that split enter the arena, initializing it the first time (PendingArena,
+// parallel_for.hpp). Results never depend on the count (parallel_for.hpp).
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 
 #include "parallel_for.hpp"
 
 namespace kingman::detail {
 
-class RunArena {
+class RunArena final : public PendingArena {
  public:
   explicit RunArena(int requested)
-      : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()) {
-    if (threads_ == 1) return;
-    if (threads_ > tbb::this_task_arena::max_concurrency()) {
-      allowance_.emplace(tbb::global_control::max_allowed_parallelism,
-                         static_cast<std::size_t>(threads_));
-    }
-    arena_.initialize(threads_);
-  }
+      : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()) {}
 
-  int threads() const { return threads_; }
+  int threads() const override { return threads_; }
 
   template <typename Function>
   void execute(const Function& function) {
-    if (threads_ != 1) {
-      arena_.execute(function);
-      return;
-    }
     // Restored however the function leaves (it may throw).
-    struct Inline {
-      bool before = run_inline;
-      Inline() { run_inline = true; }
-      ~Inline() { run_inline = before; }
-    } scope;
+    struct Restore {
+      PendingArena* before = pending_arena;
+      ~Restore() { pending_arena = before; }
+    } restore;
+    pending_arena = this;
     function();
+  }
+
+  void enter(const std::function<void()>& loop) override {
+    if (!arena_.is_active()) {
+      if (threads_ > tbb::this_task_arena::max_concurrency()) {
+        allowance_.emplace(tbb::global_control::max_allowed_parallelism,
+                           static_cast<std::size_t>(threads_));
+      }
+      arena_.initialize(threads_);
+    }
+    arena_.execute(loop);
   }
 
  private:
