@@ -78,8 +78,11 @@ class ClusterPool {
                       const LiveOf& live_of) {
     if (merged_.size() < 2 * kept_ + clusters_per_step) return;
     const std::uint64_t epoch = ++epoch_;
-    const std::size_t per_particle = particle_count > 0 ? std::size(live_of(0)) : 0;
-    parallel_for_work(0, particle_count, 4 * per_particle + 1, [&](const auto& range) {
+    // Lists may differ in length (PriorPrior's shared bases and short patch lists): their mean.
+    std::size_t listed = 0;
+    for (std::size_t s = 0; s < particle_count; ++s) listed += std::size(live_of(s));
+    const std::size_t per_list = particle_count > 0 ? listed / particle_count : 0;
+    parallel_for_work(0, particle_count, 4 * per_list + 1, [&](const auto& range) {
       for (std::size_t s = range.begin(); s != range.end(); ++s) {
         for (const Node* node : live_of(s)) {
           if (in_block(node)) continue;

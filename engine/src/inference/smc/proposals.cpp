@@ -443,6 +443,30 @@ FactoredDraw draw_factored(const FactoredScores& scores, const ParticleState& st
 
 }  // namespace
 
+void merge_clusters(const ClusterNode& a, const ClusterNode& b, double t, std::size_t id,
+                    std::size_t dims, ClusterNode& merged) {
+  merged.eps_row.clear();
+  merged.clock_key = 0;
+  merged.id = id;
+  merged.time = t;
+  const double sigma_a = a.variance + a.time - t;
+  const double sigma_b = b.variance + b.time - t;
+  const double s = sigma_a + sigma_b;
+  merged.variance = sigma_a * sigma_b / s;
+  merged.mean.resize(dims);
+  // Through restrict-qualified pointers, so that the loop vectorizes (the merged node is never
+  // one of its children).
+  const double weight_a = sigma_b / s, weight_b = sigma_a / s;
+  double* __restrict mean = merged.mean.data();
+  const double* __restrict mean_a = a.mean.data();
+  const double* __restrict mean_b = b.mean.data();
+  for (std::size_t j = 0; j < dims; ++j) mean[j] = weight_a * mean_a[j] + weight_b * mean_b[j];
+}
+
+double log_pair_likelihood(const StepContext& context, double eps, double offset, double duration) {
+  return PairDensities(context).log_likelihood(eps, offset, duration);
+}
+
 std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m) {
   // Pairs whose first position is below x: before(x) = x (2m - 1 - x) / 2 (an integer: one of
   // x and 2m - 1 - x is even). x is the largest with before(x) <= index, near the smaller root
@@ -631,25 +655,7 @@ double draw_and_merge(const ParticleState& state, ParticleState& next, const Pai
     scored->pair_weight_row.clear();  // empty until complete_pair_weights fills it in
     scored->weight_scale = 0.0;
   }
-  merged->eps_row.clear();
-  merged->clock_key = 0;
-  merged->id = context.leaf_count + step;
-  merged->time = t;
-  const double sigma_a = a.variance + a.time - t;
-  const double sigma_b = b.variance + b.time - t;
-  const double s = sigma_a + sigma_b;
-  merged->variance = sigma_a * sigma_b / s;
-  merged->mean.resize(context.dims);
-  {
-    // Through restrict-qualified pointers, so that the loop vectorizes (the merged node is
-    // never one of its children).
-    const double weight_a = sigma_b / s, weight_b = sigma_a / s;
-    double* __restrict mean = merged->mean.data();
-    const double* __restrict mean_a = a.mean.data();
-    const double* __restrict mean_b = b.mean.data();
-    for (std::size_t j = 0; j < context.dims; ++j)
-      mean[j] = weight_a * mean_a[j] + weight_b * mean_b[j];
-  }
+  merge_clusters(a, b, t, context.leaf_count + step, context.dims, *merged);
   // Its pair row: one-vs-all distances to every other live cluster. (MPost2 clusters get their
   // pair weights instead, once their state survives to the next step: complete_pair_weights.
   // PriorPrior reads one distance per step, which LeafPairCache::eps computes from the means:

@@ -67,6 +67,15 @@ struct PairCandidates {
   std::shared_ptr<const LeafRowSums> leaf_sums;
 };
 
+// Fills `merged` (a fresh or spare node; its other fields are reset) with the message of a and b
+// merged at time t (MODEL.md section 3): node id `id`, time t, variance and mean.
+void merge_clusters(const ClusterNode& a, const ClusterNode& b, double t, std::size_t id,
+                    std::size_t dims, ClusterNode& merged);
+
+// PriorPrior's incremental weight for a pair at squared distance eps with r_C = offset merged
+// after `duration`: log Z_C(delta) = log N(eps; 0, (r_C + 2 delta) Lambda).
+double log_pair_likelihood(const StepContext& context, double eps, double offset, double duration);
+
 // Live positions (x < y) of pair number `index` < m (m - 1) / 2 when the pairs of m live
 // clusters are numbered in lexicographic order (as build_candidates lists them), in O(1).
 std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m);

@@ -16,6 +16,7 @@
 #include "kingman/inference/smc.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
+#include "prior_prior.hpp"
 #include "proposals.hpp"
 #include "race.hpp"
 #include "smc_loop.hpp"
@@ -85,7 +86,8 @@ void check(const WhitenedData& data, double leaf_variance, const SmcOptions& opt
 }
 
 // The proposals of MODEL.md section 5: every step draws a pair and a duration afresh from the
-// particle's current state (proposals.hpp).
+// particle's current state (proposals.hpp). PriorPrior runs in a system of its own
+// (prior_prior.cpp) that makes the same draws with cheaper live lists.
 class ProposalSystem final : public detail::ParticleSystem {
  public:
   ProposalSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
@@ -225,6 +227,8 @@ SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptio
     std::unique_ptr<detail::ParticleSystem> system;
     if (options.proposal == Algorithm::race) {
       system = detail::make_race_system(data, leaf_variance, options);
+    } else if (options.proposal == Algorithm::priorprior) {
+      system = detail::make_prior_prior_system(data, leaf_variance, options);
     } else {
       system = std::make_unique<ProposalSystem>(data, leaf_variance, options);
     }
