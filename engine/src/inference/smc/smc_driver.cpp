@@ -118,8 +118,8 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (std::size_t s = 0; s < count; ++s) history_keys_[s] = state_of(s).history.get();
     groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
     const std::vector<std::size_t>& members = groups_.members();
-    // Copies of a state list the same clusters: a sweep marks one list per group. (PriorPrior
-    // resamples at almost every step, down to a few distinct states.)
+    // Copies of a state list the same clusters: a sweep marks one list per group. (MPost2
+    // resamples at most steps, often down to a few dozen distinct states.)
     pool_.collect_if_due(
         count, groups_.size(), [&](std::size_t g) -> const auto& {
           return state_of(groups_.leader(g)).live;
@@ -178,9 +178,9 @@ class ProposalSystem final : public detail::ParticleSystem {
 
   // The copies are left to the next step's parallel loop, where each particle takes its
   // ancestor's state just before it draws: a separate parallel loop for them here cost a fork
-  // and a join per resampling, where the idle thread spins (PriorPrior resamples at almost every
-  // step), and copying them here on one thread would leave the other idle. The generation
-  // resampled from stays in sources_, untouched, until then.
+  // and a join per resampling, where the idle thread spins (MPost2 resamples at most steps), and
+  // copying them here on one thread would leave the other idle. The generation resampled from
+  // stays in sources_, untouched, until then.
   void resample(std::span<const std::size_t> ancestors) override {
     if (pending_) throw std::logic_error("ProposalSystem: resampled twice without a step");
     std::swap(particles_, sources_);  // particles_ now holds buffers to copy into
