@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numbers>
 #include <stdexcept>
 
@@ -91,12 +92,38 @@ double LogBesselKFixedOrder::of_square(double x, double u) const {
 
 namespace {
 
+// Four doubles as one SIMD value (GCC and Clang vector extension: one AVX register, or two SSE2
+// ones in the baseline clone).
+using Lanes = double __attribute__((vector_size(4 * sizeof(double))));
+
+// (Lanes travel by reference: passing them by value would change the baseline clone's ABI.)
+inline void load_lanes(const double* p, Lanes& v) {
+  std::memcpy(&v, p, sizeof v);
+}
+
+// Four rows (four consecutive coefficients of four pieces) as columns: column[i] holds
+// coefficient i of each row, one per lane. Eight shuffles replace sixteen scalar loads and
+// inserts: GCC has no cheap gather for a lane's coefficient and emulated one element at a time.
+inline void transpose(const Lanes (&row)[4], Lanes (&column)[4]) {
+  const Lanes even01 = __builtin_shufflevector(row[0], row[1], 0, 4, 2, 6);
+  const Lanes odd01 = __builtin_shufflevector(row[0], row[1], 1, 5, 3, 7);
+  const Lanes even23 = __builtin_shufflevector(row[2], row[3], 0, 4, 2, 6);
+  const Lanes odd23 = __builtin_shufflevector(row[2], row[3], 1, 5, 3, 7);
+  column[0] = __builtin_shufflevector(even01, even23, 0, 1, 4, 5);
+  column[1] = __builtin_shufflevector(odd01, odd23, 0, 1, 4, 5);
+  column[2] = __builtin_shufflevector(even01, even23, 2, 3, 6, 7);
+  column[3] = __builtin_shufflevector(odd01, odd23, 2, 3, 6, 7);
+}
+
 // The body of LogBesselKFixedOrder::log_terms: log x, the piece and local coordinate of a chunk
-// of arguments, then Clenshaw's recurrence across the chunk one coefficient at a time, so that
-// the compiler runs the arguments as SIMD lanes (gathering each lane's coefficient); arguments
-// outside [x_min, x_max] take log_bessel_k. Piece coefficients are kStride apart.
-constexpr std::size_t kStride = 13;  // kDegree + 1 of the class
-constexpr int kTermDegree = 12;
+// of arguments, then Clenshaw's recurrence for four arguments at a time as SIMD lanes, each
+// lane's coefficients read as a row of its piece and transposed into lanes, four coefficients
+// at a time; arguments outside [x_min, x_max] take log_bessel_k. Piece coefficients are
+// kStride apart. Each lane performs clenshaw()'s operations in clenshaw()'s order, so the
+// result does not depend on the lane width.
+constexpr int kTermDegree = LogBesselKFixedOrder::kDegree;
+constexpr std::size_t kStride = kTermDegree + 1;
+static_assert(kTermDegree % 4 == 0, "coefficients 1..degree are read in blocks of four");
 
 KINGMAN_VECTOR_CLONES
 void fitted_log_terms(const double* coefficients, double nu, double x_min, double x_max,
@@ -104,7 +131,7 @@ void fitted_log_terms(const double* coefficients, double nu, double x_min, doubl
                       double power, double* out, std::size_t count) {
   constexpr std::size_t kChunk = 64, kLanes = 4;
   const double last_piece = static_cast<double>(pieces - 1);
-  double u[kChunk], local[kChunk];
+  double u[kChunk], local[kChunk], b1[kChunk], b2[kChunk];
   std::int32_t piece[kChunk];  // coefficient offsets: under 13 * 1500 * 2^12 < 2^31
   for (std::size_t begin = 0; begin < count; begin += kChunk) {
     const std::size_t size = std::min(kChunk, count - begin);
@@ -117,15 +144,26 @@ void fitted_log_terms(const double* coefficients, double nu, double x_min, doubl
       piece[k] = static_cast<std::int32_t>(index) * static_cast<std::int32_t>(kStride);
       local[k] = 2.0 * (t - index) - 1.0;
     }
-    // Clenshaw's recurrence (as clenshaw() above), one coefficient at a time across the chunk.
-    double b1[kChunk], b2[kChunk];
-    for (std::size_t k = 0; k < padded; ++k) b1[k] = b2[k] = 0.0;
-    for (int j = kTermDegree; j >= 1; --j) {
-      for (std::size_t k = 0; k < padded; ++k) {
-        const double b0 = coefficients[piece[k] + j] + 2.0 * local[k] * b1[k] - b2[k];
-        b2[k] = b1[k];
-        b1[k] = b0;
+    // Clenshaw's recurrence (as clenshaw() above) down to coefficient 1, four lanes at a time.
+    for (std::size_t k = 0; k < padded; k += kLanes) {
+      const double* row[kLanes];
+      for (std::size_t l = 0; l < kLanes; ++l) row[l] = coefficients + piece[k + l];
+      Lanes two_local;
+      load_lanes(local + k, two_local);
+      two_local *= 2.0;
+      Lanes next = {0.0, 0.0, 0.0, 0.0}, after = next;  // b1 and b2
+      for (int block = kTermDegree - 3; block >= 1; block -= 4) {
+        Lanes rows[4], column[4];
+        for (std::size_t l = 0; l < kLanes; ++l) load_lanes(row[l] + block, rows[l]);
+        transpose(rows, column);
+        for (int i = 3; i >= 0; --i) {
+          const Lanes current = column[i] + two_local * next - after;
+          after = next;
+          next = current;
+        }
       }
+      std::memcpy(b1 + k, &next, sizeof next);
+      std::memcpy(b2 + k, &after, sizeof after);
     }
     for (std::size_t k = 0; k < size; ++k) {
       // x is read before out is written at each index, so out may alias x.
@@ -142,7 +180,6 @@ void fitted_log_terms(const double* coefficients, double nu, double x_min, doubl
 
 void LogBesselKFixedOrder::log_terms(const double* x, double power, double* out,
                                      std::size_t count) const {
-  static_assert(kDegree == kTermDegree && kDegree + 1 == kStride);
   fitted_log_terms(coefficients_.data(), nu_, x_min_, x_max_, u_min_, inverse_width_, pieces_, x,
                    power, out, count);
 }

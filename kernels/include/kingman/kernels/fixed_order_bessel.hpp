@@ -31,9 +31,9 @@ class LogBesselKFixedOrder {
   double order() const { return nu_; }
   std::size_t pieces() const { return pieces_; }
 
- private:
   static constexpr int kDegree = 12;  // Chebyshev degree per piece
 
+ private:
   double nu_;
   double x_min_, x_max_;  // the fitted range
   double u_min_, u_max_;  // log x_min, log x_max
