@@ -34,6 +34,15 @@ Algorithm parse_algorithm(const std::string& name);
 // which pays from a few hundred points on; `automatic` chooses by the number of points.
 enum class Mpost2RowSums { automatic, dense, leaf_sums };
 
+// `automatic` takes leaf sums from this many points on (the measurements behind it are in
+// engine/src/inference/smc/pair_cache.hpp).
+inline constexpr std::size_t kMpost2LeafSumsFromPoints = 320;
+
+inline bool mpost2_uses_leaf_sums(Mpost2RowSums row_sums, std::size_t points) {
+  return row_sums == Mpost2RowSums::leaf_sums ||
+         (row_sums == Mpost2RowSums::automatic && points >= kMpost2LeafSumsFromPoints);
+}
+
 enum class CovarianceKind {
   learned,    // default: diagonal Lambda learned by alternating tree and MAP (shrunk scales)
   identity,   // Lambda = I, data used exactly as given

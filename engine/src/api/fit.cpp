@@ -101,8 +101,10 @@ std::size_t memory_budget(const FitOptions& options) {
 // that cannot fit.
 void check_smc_memory(const Table& data, const FitOptions& options, std::size_t budget) {
   const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
-  // The leaf-pair cache (pair_cache.hpp): none for the race and PriorPrior.
-  double per_pair = options.algorithm == Algorithm::mpost2 ? 16.0 : 8.0;
+  // The leaf-pair cache (pair_cache.hpp): none for the race and PriorPrior; MPost2 keeps
+  // distances and weights, and with leaf sums the weights by columns too.
+  const bool leaf_sums = mpost2_uses_leaf_sums(options.mpost2_row_sums, data.rows);
+  double per_pair = options.algorithm == Algorithm::mpost2 ? (leaf_sums ? 24.0 : 16.0) : 8.0;
   if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior)
     per_pair = 0.0;
   const double cache = 0.5 * n * (n - 1.0) * per_pair;

@@ -56,8 +56,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   // E = exp(L - sigma_i - sigma_j), and (leaf sums) the first state's leaf row sums over the
   // stored (nonzero) weights: log(E_ij e^{sigma_j}) = L_ij - sigma_i, so tau_i is the largest
   // L_ij - sigma_i and scaled_i = sum_j exp(L_ij - sigma_i - tau_i).
-  const bool leaf_sums = row_sums == Mpost2RowSums::leaf_sums ||
-                         (row_sums == Mpost2RowSums::automatic && n_ >= kLeafSumsFromLeaves);
+  const bool leaf_sums = mpost2_uses_leaf_sums(row_sums, n_);
   std::shared_ptr<LeafRowSums> sums;
   if (leaf_sums) {
     sums = std::make_shared<LeafRowSums>();
@@ -81,6 +80,14 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
     }
   });
   initial_sums_ = std::move(sums);
+  if (!initial_sums_) return;
+  leaf_columns_.resize(leaf_weights_.size());
+  parallel_for_range(0, n_, [&](const auto& columns) {
+    for (std::size_t j = columns.begin(); j != columns.end(); ++j) {
+      double* column = leaf_columns_.data() + j * (2 * n_ - j - 1) / 2;
+      for (std::size_t i = j + 1; i < n_; ++i) column[i - j - 1] = leaf_weights_[lower_index(j, i)];
+    }
+  });
 }
 
 void sum_from_logs(double* logs, std::size_t count, double& tau, double& scaled) {

@@ -62,10 +62,9 @@ inline constexpr double kSmallestPairWeight = std::numeric_limits<double>::min()
 // weight of every live row per state (dense: O(m n), one streaming dot product per row), or the
 // leaf parts carried from state to state (LeafRowSums: O(m) updates and a pass over the merged
 // partners only, with bookkeeping that costs more than the dense pass until n is a few
-// hundred). `automatic` takes leaf sums from kLeafSumsFromLeaves points on.
+// hundred). `automatic` takes leaf sums from kMpost2LeafSumsFromPoints (options.hpp) points on.
 // Measured on d = 20, 64 particles (bench/RESULTS.md): leaf sums 13-17 % slower at n = 128 and
 // 200, 16 % faster at n = 400.
-inline constexpr std::size_t kLeafSumsFromLeaves = 320;
 
 // What a LeafPairCache computes up front: nothing (PriorPrior reads one distance per particle
 // and step, O(n) per particle in all, which it computes from the two means: the table would
@@ -120,6 +119,13 @@ class LeafPairCache {
     return static_cast<const Mpost2ClusterNode&>(c).weight_scale;
   }
   double leaf_scale(std::size_t leaf) const { return leaf_scales_[leaf]; }
+  // With leaf sums: leaf j's weights against the later leaves, contiguous (the same values as
+  // their rows hold at j): column[i - j - 1] = E_ij for j < i < n. When leaf j merges, every
+  // live row that holds it drops its term; reading the leaves' terms from the rows cost a cache
+  // miss per row (at n = 400 a sixth of the run).
+  const double* leaf_column(std::size_t j) const {
+    return leaf_columns_.data() + j * (2 * n_ - j - 1) / 2;
+  }
   // MPost2: whether states carry leaf row sums (Mpost2RowSums), and those of the first state
   // (every leaf live), sized for every node id.
   bool uses_leaf_sums() const { return initial_sums_ != nullptr; }
@@ -134,6 +140,7 @@ class LeafPairCache {
   std::optional<kernels::LogBesselKFixedOrder> bessel_;
   std::vector<double> eps_;                          // squared distances, by lower_index
   std::vector<double> leaf_weights_;                 // E, by lower_index
+  std::vector<double> leaf_columns_;                 // E by columns (leaf sums only)
   std::vector<double> leaf_scales_;                  // sigma_i
   std::shared_ptr<const LeafRowSums> initial_sums_;  // null: dense row sums
 };

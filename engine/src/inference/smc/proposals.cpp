@@ -244,29 +244,51 @@ void update_leaf_sums(const ParticleState& state, const LeafPairCache& cache,
   const std::size_t merged[2] = {state.history->merge.left, state.history->merge.right};
   // Per row that holds a merged leaf, its terms E_zd e^{sigma_d - tau_z}: tau_z is at least
   // log(E_zd e^{sigma_d}) (the leaf was live when tau_z was set), so no term overflows.
-  thread_local std::vector<double> exponents, weights;
-  thread_local std::vector<std::size_t> rows;
-  exponents.clear();
-  weights.clear();
-  rows.clear();
+  thread_local std::vector<double> exponents_buffer, weights_buffer;
+  thread_local std::vector<std::size_t> rows_buffer;
   const std::size_t m = live.id.size();
+  // At most two terms per row; filled by index (push_back reloaded the thread-local vectors'
+  // ends after every store).
+  exponents_buffer.resize(2 * m);
+  weights_buffer.resize(2 * m);
+  rows_buffer.resize(2 * m);
+  double* exponents = exponents_buffer.data();
+  double* weights = weights_buffer.data();
+  std::size_t* rows = rows_buffer.data();
+  std::size_t terms = 0;
+  const double* columns[2] = {merged[0] < leaf_count ? cache.leaf_column(merged[0]) : nullptr,
+                              merged[1] < leaf_count ? cache.leaf_column(merged[1]) : nullptr};
+  // Merged clusters' rows lie anywhere: request their merged-leaf entries all at once, so that
+  // the cache misses overlap instead of each waiting for the one before.
+  for (std::size_t z = 0; z < m; ++z) {
+    const double* row = live.weight_row[z];
+    if (!row || live.id[z] < leaf_count) continue;
+    for (const std::size_t leaf : merged)
+      if (leaf < leaf_count) __builtin_prefetch(row + leaf);
+  }
   for (std::size_t z = 0; z < m; ++z) {
     const double* row = live.weight_row[z];
     if (!row) continue;
-    for (const std::size_t leaf : merged) {
-      if (leaf < leaf_count && leaf < live.id[z] && row[leaf] > 0.0) {
-        rows.push_back(z);
-        weights.push_back(row[leaf]);
-        exponents.push_back(cache.leaf_scale(leaf) - sums.tau[live.id[z]]);
+    const std::size_t id = live.id[z];
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::size_t leaf = merged[k];
+      if (leaf >= leaf_count || leaf >= id) continue;
+      // A live leaf's term from the merged leaf's column (contiguous), not from its own row.
+      const double weight = id < leaf_count ? columns[k][id - leaf - 1] : row[leaf];
+      if (weight > 0.0) {
+        rows[terms] = z;
+        weights[terms] = weight;
+        exponents[terms] = cache.leaf_scale(leaf) - sums.tau[id];
+        ++terms;
       }
     }
   }
-  kernels::exp_array(exponents.data(), exponents.data(), exponents.size());
-  for (std::size_t k = 0; k < rows.size();) {
+  kernels::exp_array(exponents, exponents, terms);
+  for (std::size_t k = 0; k < terms;) {
     // A row's one or two terms leave its sum together.
     const std::size_t z = rows[k], id = live.id[z];
     double removed = 0.0;
-    for (; k < rows.size() && rows[k] == z; ++k) removed += weights[k] * exponents[k];
+    for (; k < terms && rows[k] == z; ++k) removed += weights[k] * exponents[k];
     const double after = sums.scaled[id] - removed;
     if (after >= kLargestCancellation) {
       sums.scaled[id] = after;
