@@ -44,10 +44,17 @@ std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
   return ctr;
 }
 
+RandomStream::Key RandomStream::key(std::uint64_t seed, std::uint64_t b) noexcept {
+  return derive_key(seed, b, 1u);
+}
+
 std::uint64_t RandomStream::next_u64() noexcept {
   if (used_ > 2) {
     // Counter = (index, a) in 128 bits; key derived from (seed, b).
-    if (index_ == 0) key_ = derive_key(seed_, b_, 1u);
+    if (!has_key_) {
+      key_ = derive_key(seed_, b_, 1u);
+      has_key_ = true;
+    }
     const auto idx = split(index_++);
     const auto a = split(a_);
     block_ = philox4x32({idx[0], idx[1], a[0], a[1]}, key_);

@@ -91,6 +91,25 @@ TEST(RandomStream, DeterministicPerCoordinates) {
   EXPECT_LT(u, 1.0);
 }
 
+// A stream given its key (derived once for many streams) is the stream that derives it itself,
+// through every kind of draw; a key belongs to (seed, b) and not to a.
+TEST(RandomStream, SuppliedKeyGivesTheSameStream) {
+  for (const std::uint64_t b : {0u, 1u, 7u, 400u}) {
+    const RandomStream::Key key = RandomStream::key(11, b);
+    for (const std::uint64_t a : {0u, 3u, 99u}) {
+      RandomStream derived(11, a, b), supplied(11, a, b, key);
+      for (int i = 0; i < 50; ++i) {
+        EXPECT_EQ(derived.next_u64(), supplied.next_u64());
+        EXPECT_EQ(derived.uniform(), supplied.uniform());
+        EXPECT_EQ(derived.normal(), supplied.normal());
+        EXPECT_EQ(derived.below(1000), supplied.below(1000));
+      }
+    }
+    EXPECT_NE(key, RandomStream::key(11, b + 1));
+    EXPECT_NE(key, RandomStream::key(12, b));
+  }
+}
+
 TEST(KeyedUniform, Moments) {
   std::uint64_t pair = 0;
   check_moments([&] { return keyed_uniform(5, 0, pair++, 9); }, 0.5, 1.0 / 12.0, 1.0 / 80.0);

@@ -198,12 +198,13 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
   void extend_prior(std::size_t step, std::span<double> log_alpha) {
     const std::size_t m = data_.n - step, pairs = m * (m - 1) / 2, id = data_.n + step;
     const double lambda = coalescent_rate(m), log_lambda = std::log(lambda);
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
     detail::parallel_for_range(0, particles_.size(), [&](const auto& range) {
       DiscretePair pair;
       std::vector<double> log_z(pairs), cumulative;
       for (std::size_t s = range.begin(); s != range.end(); ++s) {
         DiscreteParticleState& state = particles_[s];
-        kernels::RandomStream stream(seed_, s, step + 1);
+        kernels::RandomStream stream(seed_, s, step + 1, step_key);
         const double t = state.time - stream.exponential() / lambda;
         if (proposal_ == Algorithm::priorprior) {
           const auto [x, y] = pair_at(stream.below(pairs), m);
@@ -235,6 +236,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
     const std::size_t count = particles_.size();
     const std::size_t m = data_.n - step, pairs = m * (m - 1) / 2;
     const double lambda = coalescent_rate(m);
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
 
     history_keys_.resize(count);
     for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
@@ -305,7 +307,7 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
           for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
             const std::size_t s = members[k];
             DiscreteParticleState& state = particles_[s];
-            kernels::RandomStream stream(seed_, s, step + 1);
+            kernels::RandomStream stream(seed_, s, step + 1, step_key);
             const std::size_t i = draw_from_cumulative(cumulative, stream.uniform());
             const auto [x, y] = pair_at(i, m);
             const DiscreteDurationLaw& law = law_of(state, i, x, y, lambda, scratch);

@@ -149,6 +149,8 @@ class PriorPriorSystem final : public ParticleSystem {
     // cost 61 % more CPU time (bench/RESULTS.md), so steps of that size run on one thread.
     const std::size_t per_particle = 4 * (context_.dims + kMostPatches);
     const std::size_t per_group = m + per_particle * (count / groups_.size());
+    // Every particle's stream this step has the same key (rng.hpp): derived once.
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
     parallel_for_work(0, groups_.size(), per_group, [&](const auto& range) {
       for (std::size_t g = range.begin(); g != range.end(); ++g) {
         const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
@@ -163,7 +165,7 @@ class PriorPriorSystem final : public ParticleSystem {
         parallel_for_work(begin, end, per_particle, [&](const auto& chunk) {
           for (std::size_t k = chunk.begin(); k != chunk.end(); ++k) {
             const std::size_t s = members[k];
-            log_alpha[s] = draw_and_merge(step, s);
+            log_alpha[s] = draw_and_merge(step, s, step_key);
           }
         });
       }
@@ -192,9 +194,9 @@ class PriorPriorSystem final : public ParticleSystem {
  private:
   // As draw_and_merge's PriorPrior case (proposals.cpp): duration from the prior, a uniform
   // pair, weight Z_C(delta).
-  double draw_and_merge(std::size_t step, std::size_t s) {
+  double draw_and_merge(std::size_t step, std::size_t s, const kernels::RandomStream::Key& key) {
     PriorState& state = particles_[s];
-    kernels::RandomStream stream(seed_, s, step + 1);
+    kernels::RandomStream stream(seed_, s, step + 1, key);
     const std::size_t m = state.live.size();
     const double lambda = coalescent_rate(m);
     const std::size_t count = m * (m - 1) / 2;

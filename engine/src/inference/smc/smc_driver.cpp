@@ -143,13 +143,15 @@ class ProposalSystem final : public detail::ParticleSystem {
       // add a fork and a join per step, where an idle worker waits.)
       const std::size_t mean_members =
           (groups_.member_begin(g1) - groups_.member_begin(g0)) / (g1 - g0);
+      // Every particle's stream this step has the same key (rng.hpp): derived once.
+      const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
       auto draw_chunk = [&](std::size_t first, std::size_t last) {
         // Reused by the thread's chunks (cleared, capacity kept): no allocation per chunk.
         thread_local detail::ChosenPairCache chosen_pairs;
         chosen_pairs.clear();
         for (std::size_t k = first; k < last; ++k) {
           const std::size_t s = members[k];
-          kernels::RandomStream stream(seed_, s, step + 1);
+          kernels::RandomStream stream(seed_, s, step + 1, step_key);
           // A pending copy takes its ancestor's state with its merge (into its own buffers).
           log_alpha[s] = detail::draw_and_merge(state_of(s), particles_[s],
                                                 candidates_[groups_.group_of(s) - g0], step,
