@@ -3,7 +3,9 @@
 // error, so with one seed both runs draw the same pairs and durations and their weights agree
 // to that error; and leaf sums, like everything else, must not depend on the thread count.
 // d = 64 makes the pair weights so peaked that a merged leaf often carries most of a row's sum
-// away, which exercises the full recomputation as well as the subtraction.
+// away, which exercises the full recomputation as well as the subtraction. With leaf sums the
+// merged partners' part may be shared by a step's states (SharedRowSums): it must equal each
+// state's own sums up to rounding.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,8 +17,10 @@
 
 #include "../../engine/src/inference/smc/pair_cache.hpp"
 #include "../../engine/src/inference/smc/proposals.hpp"
+#include "../../engine/src/inference/smc/shared_row_sums.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
+#include "kingman/model/coalescent_prior.hpp"
 #include "random_whitened.hpp"
 
 namespace kingman {
@@ -26,14 +30,32 @@ WhitenedData random_data(std::size_t n, std::size_t d, unsigned seed) {
   return testing_support::random_whitened(n, d, seed);
 }
 
-SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_sums, int threads) {
+SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_sums, int threads,
+              bool share_row_sums = true) {
   SmcOptions options;
   options.proposal = Algorithm::mpost2;
   options.particles = 48;
   options.seed = 7;
   options.threads = threads;
   options.mpost2_row_sums = row_sums;
+  options.mpost2_share_row_sums = share_row_sums;
   return run_smc(data, leaf_variance, options);
+}
+
+void expect_same_draws(const SmcResult& a, const SmcResult& b, double evidence_tolerance) {
+  EXPECT_NEAR(b.log_evidence, a.log_evidence, evidence_tolerance);
+  EXPECT_EQ(b.resampled_at, a.resampled_at);
+  ASSERT_EQ(b.particles.size(), a.particles.size());
+  for (std::size_t s = 0; s < a.particles.size(); ++s) {
+    const auto& x = a.particles[s].tree.merges;
+    const auto& y = b.particles[s].tree.merges;
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      EXPECT_EQ(x[k].left, y[k].left) << "particle " << s << ", merge " << k;
+      EXPECT_EQ(x[k].right, y[k].right) << "particle " << s << ", merge " << k;
+      EXPECT_NEAR(x[k].height, y[k].height, 1e-9 * std::max(1.0, x[k].height));
+    }
+  }
 }
 
 TEST(Mpost2RowSums, LeafSumsDrawWhatDenseSumsDraw) {
@@ -44,19 +66,7 @@ TEST(Mpost2RowSums, LeafSumsDrawWhatDenseSumsDraw) {
     const SmcResult dense = run(data, leaf_variance, Mpost2RowSums::dense, 1);
     const SmcResult sums = run(data, leaf_variance, Mpost2RowSums::leaf_sums, 1);
     // Each step's weights differ by the sums' relative error (~2^-30) at most.
-    EXPECT_NEAR(sums.log_evidence, dense.log_evidence, 1e-7 * static_cast<double>(n));
-    EXPECT_EQ(sums.resampled_at, dense.resampled_at);
-    ASSERT_EQ(sums.particles.size(), dense.particles.size());
-    for (std::size_t s = 0; s < dense.particles.size(); ++s) {
-      const auto& a = dense.particles[s].tree.merges;
-      const auto& b = sums.particles[s].tree.merges;
-      ASSERT_EQ(a.size(), b.size());
-      for (std::size_t k = 0; k < a.size(); ++k) {
-        EXPECT_EQ(a[k].left, b[k].left) << "particle " << s << ", merge " << k;
-        EXPECT_EQ(a[k].right, b[k].right) << "particle " << s << ", merge " << k;
-        EXPECT_NEAR(a[k].height, b[k].height, 1e-9 * std::max(1.0, a[k].height));
-      }
-    }
+    expect_same_draws(dense, sums, 1e-7 * static_cast<double>(n));
     // The automatic choice at these sizes is the dense sums, bit for bit.
     EXPECT_EQ(run(data, leaf_variance, Mpost2RowSums::automatic, 1).log_evidence,
               dense.log_evidence);
@@ -129,6 +139,103 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
     nodes.push_back(std::move(sums_created));
   }
   EXPECT_GT(compared, n * (n - 1) / 4);
+}
+
+// Whole runs where resampling leaves a few recent ancestors, so that the step's states share
+// the merged partners' sums: the same draws as each state summing its own rows (the proposal
+// differs by rounding only), and the same bits on any thread count.
+TEST(Mpost2RowSums, SharedRowSumsDrawWhatOwnSumsDraw) {
+  const WhitenedData data = random_data(150, 12, 17);
+  const SmcResult own = run(data, 0.0, Mpost2RowSums::leaf_sums, 1, /*share_row_sums=*/false);
+  const SmcResult shared = run(data, 0.0, Mpost2RowSums::leaf_sums, 1, /*share_row_sums=*/true);
+  expect_same_draws(own, shared, 1e-9);
+  const SmcResult shared_two = run(data, 0.0, Mpost2RowSums::leaf_sums, 2, true);
+  EXPECT_EQ(shared_two.log_evidence, shared.log_evidence);
+  ASSERT_EQ(shared_two.particles.size(), shared.particles.size());
+  for (std::size_t s = 0; s < shared.particles.size(); ++s)
+    EXPECT_EQ(shared_two.particles[s].log_weight, shared.particles[s].log_weight);
+}
+
+// Several particles whose lineages are pooled every few steps (as resampling does), so that a
+// step's states share a recent ancestor: at every step where SharedRowSums takes part, every
+// live cluster's row sum of every state must match the state's own sum at 1e-12 relative.
+TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
+  const std::size_t n = 100, d = 10, particles = 6;
+  const WhitenedData data = random_data(n, d, 31);
+  const detail::LeafPairCache cache(data, detail::LeafPairs::mpost2_weights,
+                                    Mpost2RowSums::leaf_sums);
+  ASSERT_TRUE(cache.uses_leaf_sums());
+  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;
+  std::vector<const detail::ClusterNode*> leaves;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto leaf = std::make_unique<detail::ClusterNode>();
+    leaf->id = i;
+    leaf->mean.assign(data.row(i), data.row(i) + d);
+    leaves.push_back(leaf.get());
+    nodes.push_back(std::move(leaf));
+  }
+  std::vector<detail::ParticleState> states(particles);
+  for (auto& state : states) state.live = leaves;
+  const detail::StepContext own{Algorithm::mpost2, n, d, 0.0, &cache};
+  detail::SharedRowSums shared;
+  detail::StepContext with_shared = own;
+  with_shared.shared_row_sums = &shared;
+  std::size_t shared_steps = 0, compared = 0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    // Pooling: every fifth step all lineages continue from particle 0, every other odd step
+    // particles 3 to 5 continue from particle 1.
+    if (step % 5 == 4) {
+      for (std::size_t s = 1; s < particles; ++s) states[s] = states[0];
+    } else if (step % 2 == 1) {
+      for (std::size_t s = 3; s < particles; ++s) states[s] = states[1];
+    }
+    std::vector<const detail::ParticleState*> distinct;
+    for (const auto& state : states) {
+      if (std::none_of(distinct.begin(), distinct.end(), [&](const detail::ParticleState* other) {
+            return other->history == state.history;
+          }))
+        distinct.push_back(&state);
+    }
+    const bool sharing = shared.prepare(distinct, cache, n, coalescent_rate(n - step), step + 1);
+    shared_steps += sharing;
+    std::vector<detail::PairCandidates> candidates(distinct.size());
+    for (std::size_t g = 0; g < distinct.size(); ++g) {
+      detail::build_candidates(*distinct[g], own, candidates[g]);
+      if (!sharing || !candidates[g].is_factored) continue;
+      // A state's newest cluster gets its row and leaf sum in the first build only: clear the
+      // row so that the second build makes both again (the same values).
+      for (const detail::ClusterNode* c : distinct[g]->live) {
+        if (c->id + 1 == n + step) {
+          const_cast<detail::Mpost2ClusterNode&>(static_cast<const detail::Mpost2ClusterNode&>(*c))
+              .pair_weight_row.clear();
+        }
+      }
+      detail::PairCandidates from_shared;
+      detail::build_candidates(*distinct[g], with_shared, from_shared);
+      ASSERT_TRUE(from_shared.is_factored);
+      const auto& exact = candidates[g].factored.row_sum;
+      const auto& carried = from_shared.factored.row_sum;
+      ASSERT_EQ(exact.size(), carried.size());
+      for (std::size_t z = 0; z < exact.size(); ++z, ++compared) {
+        EXPECT_NEAR(carried[z], exact[z], 1e-12 * exact[z] + 1e-300)
+            << "step " << step << ", state " << g << ", live position " << z;
+      }
+    }
+    // Each particle draws from its state's candidates (copies of one state from the same).
+    std::vector<detail::ParticleState> next = states;
+    for (std::size_t s = 0; s < particles; ++s) {
+      std::size_t g = 0;
+      while (distinct[g]->history != states[s].history) ++g;
+      detail::ChosenPairCache chosen;
+      std::unique_ptr<detail::ClusterNode> created;
+      kernels::RandomStream stream(5, s, step + 1);
+      detail::draw_and_merge(states[s], next[s], candidates[g], step, own, stream, chosen, created);
+      nodes.push_back(std::move(created));
+    }
+    states = std::move(next);
+  }
+  EXPECT_GE(shared_steps, n / 4);
+  EXPECT_GT(compared, n * n / 4);
 }
 
 }  // namespace

@@ -21,7 +21,11 @@ struct SmcOptions {
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;
   double ess_threshold = 0.5;  // resample after a step when ESS / N < threshold
   Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2 only (options.hpp)
-  bool verbose = false;                                      // progress lines on stderr
+  // MPost2 with leaf sums: sum the merged partners' weights once per step for the clusters that
+  // several states list (engine/src/inference/smc/shared_row_sums.hpp). A speed trade-off only:
+  // the proposal changes by rounding, and the weights are exact either way.
+  bool mpost2_share_row_sums = true;
+  bool verbose = false;  // progress lines on stderr
 };
 
 struct SmcParticle {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -36,6 +37,10 @@ namespace kingman::detail {
 struct Mpost2ClusterNode : ClusterNode {
   std::vector<double> pair_weight_row;
   double weight_scale = 0.0;
+  // SharedRowSums' part of this cluster's row sum for the step stamped `shared_stamp`, read and
+  // written through std::atomic_ref (tasks of one step may compute it at the same time).
+  mutable std::uint64_t shared_stamp = 0;
+  mutable double shared_part = 0.0;
 };
 
 // MPost2's row sums, leaf part (proposals.cpp): for a state and each of its live clusters z,

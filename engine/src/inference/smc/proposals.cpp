@@ -303,7 +303,8 @@ void update_leaf_sums(const ParticleState& state, const LeafPairCache& cache,
 // one by one instead.
 bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cache,
                            std::size_t leaf_count, std::size_t dims, double lambda,
-                           FactoredScores& out, std::shared_ptr<const LeafRowSums>& sums_out) {
+                           const SharedRowSums* shared, FactoredScores& out,
+                           std::shared_ptr<const LeafRowSums>& sums_out) {
   thread_local LiveClusters live;
   live.gather(state, cache);
   const std::size_t m = state.live.size();
@@ -375,8 +376,17 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
       for (std::size_t z = 0; z < m; ++z)
         leaf_parts[z] = leaf_sums.tau[live.id[z]] + 0.5 * lambda * leaf_offset - shift;
       kernels::exp_array(leaf_parts.data(), leaf_parts.data(), m);
-      kernels::dots_with(merged_rows.data(), merged_lengths.data(), merged_rows.size(),
-                         out.factor.data() + leaf_count, merged_sums.data());
+      if (shared) {
+        thread_local SharedRowSums::StateView view;
+        view.assign(*shared, lambda, state.time, shift, out.factor.data());
+        for (std::size_t k = 0; k < merged_at.size(); ++k) {
+          merged_sums[k] =
+              view.row_sum(static_cast<const Mpost2ClusterNode&>(*state.live[merged_at[k]]));
+        }
+      } else {
+        kernels::dots_with(merged_rows.data(), merged_lengths.data(), merged_rows.size(),
+                           out.factor.data() + leaf_count, merged_sums.data());
+      }
       // An empty leaf part (no live leaf partner) is 0 whatever its stale tau gives.
       for (std::size_t z = 0; z < m; ++z) {
         const double scaled = leaf_sums.scaled[live.id[z]];
@@ -512,7 +522,7 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   candidates.is_factored =
       proposal == Algorithm::mpost2 &&
       build_factored_mpost2(state, cache, context.leaf_count, context.dims, coalescent_rate(m),
-                            candidates.factored, candidates.leaf_sums);
+                            context.shared_row_sums, candidates.factored, candidates.leaf_sums);
   if (candidates.is_factored) return;
   // PriorPrior draws its pair uniformly and looks up that one pair's distance: nothing to share.
   if (proposal == Algorithm::priorprior) return;
@@ -676,6 +686,7 @@ double draw_and_merge(const ParticleState& state, ParticleState& next, const Pai
     scored = static_cast<Mpost2ClusterNode*>(merged.get());
     scored->pair_weight_row.clear();  // empty until complete_pair_weights fills it in
     scored->weight_scale = 0.0;
+    scored->shared_stamp = 0;
   }
   merge_clusters(a, b, t, context.leaf_count + step, context.dims, *merged);
   // Its pair row: one-vs-all distances to every other live cluster. (MPost2 clusters get their

@@ -14,6 +14,7 @@
 #include "kingman/options.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
+#include "shared_row_sums.hpp"
 
 namespace kingman::detail {
 
@@ -23,6 +24,9 @@ struct StepContext {
   std::size_t dims;        // d
   double log_det_lambda;   // log |Lambda|
   const LeafPairCache* cache;
+  // MPost2 with leaf sums: the merged partners' row sums shared by this step's states, or null
+  // (each state sums its rows itself).
+  const SharedRowSums* shared_row_sums = nullptr;
 };
 
 // Weights of a discrete proposal, with per-block sums for drawing in O(P / kBlock + kBlock).

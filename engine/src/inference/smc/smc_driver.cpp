@@ -14,6 +14,7 @@
 #include "cluster_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
+#include "kingman/model/coalescent_prior.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
 #include "prior_prior.hpp"
@@ -92,6 +93,7 @@ class ProposalSystem final : public detail::ParticleSystem {
  public:
   ProposalSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
       : seed_(options.seed),
+        share_row_sums_(options.proposal == Algorithm::mpost2 && options.mpost2_share_row_sums),
         cache_(data, leaf_pairs_for(options.proposal), options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
@@ -124,6 +126,15 @@ class ProposalSystem final : public detail::ParticleSystem {
         count, groups_.size(), [&](std::size_t g) -> const auto& {
           return state_of(groups_.leader(g)).live;
         });
+    // MPost2 with leaf sums: the row sums' part that the states share (shared_row_sums.hpp).
+    context_.shared_row_sums = nullptr;
+    if (share_row_sums_ && cache_.uses_leaf_sums()) {
+      leaders_.resize(groups_.size());
+      for (std::size_t g = 0; g < groups_.size(); ++g) leaders_[g] = &state_of(groups_.leader(g));
+      const double lambda = coalescent_rate(n - step);
+      if (shared_row_sums_.prepare(leaders_, cache_, n, lambda, step + 1))
+        context_.shared_row_sums = &shared_row_sums_;
+    }
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
@@ -201,6 +212,7 @@ class ProposalSystem final : public detail::ParticleSystem {
   }
 
   std::uint64_t seed_;
+  bool share_row_sums_;
   detail::LeafPairCache cache_;
   detail::StepContext context_;
   std::vector<ParticleState> particles_;
@@ -214,6 +226,8 @@ class ProposalSystem final : public detail::ParticleSystem {
   std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
   std::vector<const detail::HistoryNode*> history_keys_;           // by particle, in extend
   detail::StateGroups groups_;                                     // of particles, in extend
+  detail::SharedRowSums shared_row_sums_;                          // MPost2's, in extend
+  std::vector<const ParticleState*> leaders_;                      // a state per group, in extend
 };
 
 }  // namespace
