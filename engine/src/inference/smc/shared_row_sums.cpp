@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../../scheduler/parallel_for.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/kernels/vector_math.hpp"
 
@@ -75,6 +76,17 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
   first_recent_ = first_recent;
   log_scale_ = largest;
   return true;
+}
+
+void SharedRowSums::compute_common_parts(std::span<const ClusterNode* const> live) const {
+  parallel_for_work(0, live.size(), 2 * (first_recent_ - first_id_) + 1, [&](const auto& range) {
+    for (std::size_t x = range.begin(); x != range.end(); ++x) {
+      if (live[x]->id < first_id_) continue;
+      // The state's newest cluster gets its row in its group's task (and its P_z there).
+      const auto& z = static_cast<const Mpost2ClusterNode&>(*live[x]);
+      if (!z.pair_weight_row.empty()) common_part(z);
+    }
+  });
 }
 
 double SharedRowSums::common_part(const Mpost2ClusterNode& z) const {

@@ -40,6 +40,12 @@ class SharedRowSums {
   bool prepare(std::span<const ParticleState* const> states, const LeafPairCache& cache,
                std::size_t first_id, double lambda, std::uint64_t stamp);
 
+  // Computes P_z ahead, in parallel, for the merged clusters of `live` (the first state's list,
+  // which holds every cluster that all states list) whose rows are complete: left to the group
+  // tasks, the states that happened to need them first did most of that work, and the threads'
+  // tasks came out uneven.
+  void compute_common_parts(std::span<const ClusterNode* const> live) const;
+
   // One state's view: its scale c and the contested partners it still lists, with their
   // factors (most of the contested clusters are merged in most lineages).
   class StateView {

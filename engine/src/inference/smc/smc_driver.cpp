@@ -132,8 +132,10 @@ class ProposalSystem final : public detail::ParticleSystem {
       leaders_.resize(groups_.size());
       for (std::size_t g = 0; g < groups_.size(); ++g) leaders_[g] = &state_of(groups_.leader(g));
       const double lambda = coalescent_rate(n - step);
-      if (shared_row_sums_.prepare(leaders_, cache_, n, lambda, step + 1))
+      if (shared_row_sums_.prepare(leaders_, cache_, n, lambda, step + 1)) {
+        shared_row_sums_.compute_common_parts(leaders_.front()->live);
         context_.shared_row_sums = &shared_row_sums_;
+      }
     }
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
