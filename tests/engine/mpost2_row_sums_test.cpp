@@ -145,7 +145,7 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
 // the merged partners' sums: the same draws as each state summing its own rows (the proposal
 // differs by rounding only), and the same bits on any thread count.
 TEST(Mpost2RowSums, SharedRowSumsDrawWhatOwnSumsDraw) {
-  const WhitenedData data = random_data(150, 12, 17);
+  const WhitenedData data = random_data(400, 12, 17);
   const SmcResult own = run(data, 0.0, Mpost2RowSums::leaf_sums, 1, /*share_row_sums=*/false);
   const SmcResult shared = run(data, 0.0, Mpost2RowSums::leaf_sums, 1, /*share_row_sums=*/true);
   expect_same_draws(own, shared, 1e-9);
@@ -196,7 +196,9 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
           }))
         distinct.push_back(&state);
     }
-    const bool sharing = shared.prepare(distinct, cache, n, coalescent_rate(n - step), step + 1);
+    // A lenient rule, so that n = 100 shares at most steps.
+    const bool sharing = shared.prepare(distinct, cache, n, coalescent_rate(n - step), step + 1,
+                                        {.prefix_share = 4, .row_cost = 0});
     shared_steps += sharing;
     std::vector<detail::PairCandidates> candidates(distinct.size());
     for (std::size_t g = 0; g < distinct.size(); ++g) {

@@ -10,17 +10,9 @@
 
 namespace kingman::detail {
 
-namespace {
-
-// Sharing pays while the per-state remainder of a row (contested and recent partners) is at
-// most this fraction of the shared prefix.
-constexpr std::size_t kLargestRemainderShare = 4;
-
-}  // namespace
-
 bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
                             const LeafPairCache& cache, std::size_t first_id, double lambda,
-                            std::uint64_t stamp) {
+                            std::uint64_t stamp, const SharingRule& rule) {
   if (states.size() < 2) return false;
   const std::size_t n = cache.leaf_count();
   const std::size_t m = states.front()->live.size();
@@ -55,7 +47,7 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
     }
   }
   const std::size_t remainder = contested_.size() + depth;
-  if (kLargestRemainderShare * remainder > first_recent - first_id) return false;
+  if (rule.prefix_share * (remainder + rule.row_cost) > first_recent - first_id) return false;
   std::sort(contested_.begin(), contested_.end());
   // h_y of the uncontested clusters, which every state lists (so the first one does).
   common_.assign(first_recent - first_id, 0.0);

@@ -30,6 +30,16 @@
 
 namespace kingman::detail {
 
+// When sharing pays: where a state's rows are long against what each state still sums itself
+// per row, the contested and recent partners and a fixed cost (the row's call and cache
+// misses). A row of the shared prefix has on average half its length there; the prefix must be
+// prefix_share times (remainder + row_cost). Measured at n = 400 and 2000 (bench/RESULTS.md):
+// with 4 and 0, n = 400 ran 3 % slower than without sharing.
+struct SharingRule {
+  std::size_t prefix_share = 8;
+  std::size_t row_cost = 16;
+};
+
 class SharedRowSums {
  public:
   // Prepares the step's shared part for `states` (one per group; their live clusters' rows
@@ -38,7 +48,8 @@ class SharedRowSums {
   // Rows are summed from node id `first_id` on (n: the merged partners). `stamp` must differ
   // between the steps of a run (it keys the clusters' cached P_z).
   bool prepare(std::span<const ParticleState* const> states, const LeafPairCache& cache,
-               std::size_t first_id, double lambda, std::uint64_t stamp);
+               std::size_t first_id, double lambda, std::uint64_t stamp,
+               const SharingRule& rule = {});
 
   // Computes P_z ahead, in parallel, for the merged clusters of `live` (the first state's list,
   // which holds every cluster that all states list) whose rows are complete: left to the group
