@@ -16,6 +16,14 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
   if (states.size() < 2) return false;
   const std::size_t n = cache.leaf_count();
   const std::size_t m = states.front()->live.size();
+  const std::size_t ids = 2 * n - m;  // node ids so far: n leaves, n - m merged clusters
+  // The rule below with the least remainder possible (an ancestor one step back, nothing
+  // contested): early steps stop here, before any walk.
+  auto pays = [&](std::size_t remainder, std::size_t first_recent) {
+    return first_recent > first_id &&
+           rule.prefix_share * (remainder + rule.row_cost) <= first_recent - first_id;
+  };
+  if (!pays(1, ids - 1)) return false;
   // The latest common ancestor: the states' histories (all of the same length) stepped back
   // together until they meet; `depth` steps back.
   walk_.resize(states.size());
@@ -28,10 +36,9 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
   while (!met()) {
     for (const HistoryNode*& h : walk_) h = h ? h->previous.get() : nullptr;
     ++depth;
+    if (!pays(depth, ids - depth)) return false;  // too far back: stop walking
   }
-  const std::size_t ids = 2 * n - m;  // node ids so far: n leaves, n - m merged clusters
   const std::size_t first_recent = ids - depth;
-  if (first_recent <= first_id) return false;
   // Contested: clusters of the ancestor that some lineage merged since.
   if (marks_.size() < 2 * n) marks_.resize(2 * n, 0);
   contested_.clear();
@@ -46,8 +53,7 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
       }
     }
   }
-  const std::size_t remainder = contested_.size() + depth;
-  if (rule.prefix_share * (remainder + rule.row_cost) > first_recent - first_id) return false;
+  if (!pays(contested_.size() + depth, first_recent)) return false;
   std::sort(contested_.begin(), contested_.end());
   // h_y of the uncontested clusters, which every state lists (so the first one does).
   common_.assign(first_recent - first_id, 0.0);
