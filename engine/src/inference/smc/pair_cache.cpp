@@ -60,8 +60,8 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   std::shared_ptr<LeafRowSums> sums;
   if (leaf_sums) {
     sums = std::make_shared<LeafRowSums>();
-    sums->tau.assign(2 * n_ - 1, 0.0);
-    sums->scaled.assign(2 * n_ - 1, 0.0);
+    sums->tau.assign(n_, 0.0);  // the first state lists the leaves in order: position = id
+    sums->scaled.assign(n_, 0.0);
   }
   parallel_for_range(0, n_, [&](const auto& rows) {
     std::vector<double> logs;

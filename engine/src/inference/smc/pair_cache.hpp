@@ -45,14 +45,16 @@ struct Mpost2ClusterNode : ClusterNode {
 
 // MPost2's row sums, leaf part (proposals.cpp): for a state and each of its live clusters z,
 //   sum over the live leaves y < z of E_zy e^{sigma_y}  =  e^{tau_z} * scaled_z,
-// by node id. Leaves share one offset a = v, so their factors f_y are e^{sigma_y} times one
-// number per state: the leaf part of z's row sum is that number times the sum above, which
-// changes only when leaves merge. The next state's sums are this state's less the one or two
-// merged leaves' terms: O(m) per step instead of a pass over every stored weight of every row.
-// When a sum is computed in full, tau_z is the log of the sum and scaled_z = 1; subtractions
-// then lower scaled_z, and one below 2^-20 triggers that full pass again (proposals.cpp).
+// by the state's live positions (2m doubles to derive from the parent's per state; by node id
+// they were 4n, and their copying was 6 % of MPost2 at n = 1000). Leaves share one offset a = v, so
+// their factors f_y are e^{sigma_y} times one number per state: the leaf part of z's row sum is
+// that number times the sum above, which changes only when leaves merge. The next state's sums are
+// this state's less the one or two merged leaves' terms: O(m) per step instead of a pass over every
+// stored weight of every row. When a sum is computed in full, tau_z is the log of the sum and
+// scaled_z = 1; subtractions then lower scaled_z, and one below 2^-20 triggers that full pass again
+// (proposals.cpp).
 struct LeafRowSums {
-  std::vector<double> tau, scaled;  // by node id (entries of clusters not live are stale)
+  std::vector<double> tau, scaled;  // by live position
 };
 
 // A sum computed in full from the logs of its terms (-inf for terms left out; `logs` is
@@ -132,7 +134,7 @@ class LeafPairCache {
     return leaf_columns_.data() + j * (2 * n_ - j - 1) / 2;
   }
   // MPost2: whether states carry leaf row sums (Mpost2RowSums), and those of the first state
-  // (every leaf live), sized for every node id.
+  // (every leaf live, in order: by position = by leaf id).
   bool uses_leaf_sums() const { return initial_sums_ != nullptr; }
   const std::shared_ptr<const LeafRowSums>& initial_leaf_sums() const { return initial_sums_; }
 

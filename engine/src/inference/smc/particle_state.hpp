@@ -42,9 +42,12 @@ struct ParticleState {
   std::vector<const ClusterNode*> live;        // in a fixed, history-determined order
   std::shared_ptr<const HistoryNode> history;  // the last merge
   double time = 0.0;                           // time of the last merge (T)
-  // MPost2: the leaf parts of the row sums of the state before the last merge (or of the first
-  // state), shared by the copies of that state; the next step derives this state's from them.
+  // MPost2: the leaf parts of the row sums of the state before the last merge (null for the
+  // first state), by that state's live positions, shared by the copies of that state; the next
+  // step derives this state's from them. The last merge put the merged cluster at position
+  // merged_at of that state's list and erased its position erased_at (merged_at < erased_at).
   std::shared_ptr<const LeafRowSums> leaf_sums;
+  std::size_t merged_at = 0, erased_at = 0;
 };
 
 // The complete merge list of a finished particle.

@@ -166,7 +166,7 @@ void recompute_leaf_sum(std::size_t z, const LiveClusters& live, const LeafPairC
   }
   kernels::log_array(logs.data(), logs.data(), logs.size());
   for (std::size_t k = 0; k < logs.size(); ++k) logs[k] += cache.leaf_scale(leaves[k]);
-  sum_from_logs(logs.data(), logs.size(), sums.tau[live.id[z]], sums.scaled[live.id[z]]);
+  sum_from_logs(logs.data(), logs.size(), sums.tau[z], sums.scaled[z]);
 }
 
 // Gives the MPost2 cluster at live position `x` its pair weights against the other live
@@ -226,10 +226,18 @@ void complete_pair_weights(const ParticleState& state, std::size_t x, const Leaf
           leaf_term ? leaf_logs[k] + live.scale[z] : -std::numeric_limits<double>::infinity();
       ++k;
     }
-    sum_from_logs(leaf_logs.data(), others, sums->tau[cluster.id], sums->scaled[cluster.id]);
+    sum_from_logs(leaf_logs.data(), others, sums->tau[x], sums->scaled[x]);
   }
   live.scale[x] = scale;
   live.weight_row[x] = cluster.pair_weight_row.data();
+}
+
+// `from` without its entry at `skip`, into `to`.
+void copy_without(const std::vector<double>& from, std::size_t skip, std::vector<double>& to) {
+  to.resize(from.size() - 1);
+  std::copy(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(skip), to.begin());
+  std::copy(from.begin() + static_cast<std::ptrdiff_t>(skip) + 1, from.end(),
+            to.begin() + static_cast<std::ptrdiff_t>(skip));
 }
 
 // This state's leaf row sums from its parent's (ParticleState::leaf_sums): the leaves merged
@@ -278,7 +286,7 @@ void update_leaf_sums(const ParticleState& state, const LeafPairCache& cache,
       if (weight > 0.0) {
         rows[terms] = z;
         weights[terms] = weight;
-        exponents[terms] = cache.leaf_scale(leaf) - sums.tau[id];
+        exponents[terms] = cache.leaf_scale(leaf) - sums.tau[z];
         ++terms;
       }
     }
@@ -286,12 +294,12 @@ void update_leaf_sums(const ParticleState& state, const LeafPairCache& cache,
   kernels::exp_array(exponents, exponents, terms);
   for (std::size_t k = 0; k < terms;) {
     // A row's one or two terms leave its sum together.
-    const std::size_t z = rows[k], id = live.id[z];
+    const std::size_t z = rows[k];
     double removed = 0.0;
     for (; k < terms && rows[k] == z; ++k) removed += weights[k] * exponents[k];
-    const double after = sums.scaled[id] - removed;
+    const double after = sums.scaled[z] - removed;
     if (after >= kLargestCancellation) {
-      sums.scaled[id] = after;
+      sums.scaled[z] = after;
     } else {
       recompute_leaf_sum(z, live, cache, leaf_count, sums);
     }
@@ -326,8 +334,15 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
   const bool with_leaf_sums = cache.uses_leaf_sums();
   std::shared_ptr<LeafRowSums> sums;
   if (with_leaf_sums) {
-    sums = std::make_shared<LeafRowSums>(state.leaf_sums ? *state.leaf_sums
-                                                         : *cache.initial_leaf_sums());
+    if (!state.history) {
+      sums = std::make_shared<LeafRowSums>(*cache.initial_leaf_sums());
+    } else {
+      // The parent's sums by its live positions: this state lists the same clusters less the
+      // one at erased_at, with its new cluster at merged_at (complete_pair_weights sums it).
+      sums = std::make_shared<LeafRowSums>();
+      copy_without(state.leaf_sums->tau, state.erased_at, sums->tau);
+      copy_without(state.leaf_sums->scaled, state.erased_at, sums->scaled);
+    }
   }
   for (std::size_t x = 0; x < m; ++x)
     if (live.id[x] >= leaf_count && !live.weight_row[x])
@@ -389,7 +404,7 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
       // part is exp(tau_z + lambda (a - T) / 2 - shift) * scaled_z; then the merged partners.
       const LeafRowSums& leaf_sums = *sums_out;
       for (std::size_t z = 0; z < m; ++z)
-        leaf_parts[z] = leaf_sums.tau[live.id[z]] + 0.5 * lambda * leaf_offset - shift;
+        leaf_parts[z] = leaf_sums.tau[z] + 0.5 * lambda * leaf_offset - shift;
       kernels::exp_array(leaf_parts.data(), leaf_parts.data(), m);
       if (shared) {
         shared_merged_sums(*shared, state, lambda, shift, out.factor.data(), merged_at,
@@ -400,7 +415,7 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
       }
       // An empty leaf part (no live leaf partner) is 0 whatever its stale tau gives.
       for (std::size_t z = 0; z < m; ++z) {
-        const double scaled = leaf_sums.scaled[live.id[z]];
+        const double scaled = leaf_sums.scaled[z];
         out.row_sum[z] = scaled > 0.0 ? leaf_parts[z] * scaled : 0.0;
       }
       for (std::size_t k = 0; k < merged_at.size(); ++k)
@@ -735,6 +750,8 @@ double draw_and_merge(const ParticleState& state, ParticleState& next, const Pai
   if (mpost2) next.leaf_sums = pairs.leaf_sums;  // this state's, the next state's parent's
   next.history = std::make_shared<const HistoryNode>(HistoryNode{merge, state.history});
   next.time = t;
+  next.merged_at = x;
+  next.erased_at = y;
   if (std::isnan(log_alpha) || log_alpha == std::numeric_limits<double>::infinity()) {
     throw NumericalError("step " + std::to_string(step + 1) + ": the incremental weight of " +
                          to_string(context.proposal) + " is not finite");
