@@ -43,11 +43,12 @@ struct ProposalWeights {
 // exponent, so every factor is at most 1. A pair is drawn in two stages: an owner z with
 // probability f_z S~_z / total, then a partner y in z's row with probability E_zy f_y / S_z,
 // S_z = sum_y E_zy f_y. With dense row sums (Mpost2RowSums) S~ is S itself. With leaf sums S~_z
-// is the sum as the LeafRowSums give it (equal to S_z up to rounding and the subtractions'
-// error, below k 2^-33 relative after k subtractions), and S_z is computed for the chosen row
-// only. Either way q(C)
-// is the product of the two stages' probabilities, so the weight G_C / q(C) is exact whatever
-// the error of S~.
+// is the leaf part as the LeafRowSums give it (equal to S_z's up to rounding and the
+// subtractions' error, below k 2^-33 relative after k subtractions) plus the merged partners'
+// part, summed by the state or partly shared by the step's states (shared_row_sums.hpp; equal
+// to the state's own sum up to rounding), and S_z is computed for the chosen row only. Either
+// way q(C) is the product of the two stages' probabilities, so the weight G_C / q(C) is exact
+// whatever the error of S~.
 struct FactoredScores {
   std::vector<double> factor;         // by node id: f, or 0 for clusters that are not live
   std::vector<std::size_t> position;  // by node id: live position (live clusters only)
