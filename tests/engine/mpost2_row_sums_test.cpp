@@ -42,6 +42,20 @@ SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_
   return run_smc(data, leaf_variance, options);
 }
 
+// The leaves of `data` as clusters (owned by `nodes`), in order.
+std::vector<const detail::ClusterNode*> make_leaves(
+    const WhitenedData& data, std::vector<std::unique_ptr<detail::ClusterNode>>& nodes) {
+  std::vector<const detail::ClusterNode*> leaves;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    auto leaf = std::make_unique<detail::ClusterNode>();
+    leaf->id = i;
+    leaf->mean.assign(data.row(i), data.row(i) + data.d);
+    leaves.push_back(leaf.get());
+    nodes.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
 void expect_same_draws(const SmcResult& a, const SmcResult& b, double evidence_tolerance) {
   EXPECT_NEAR(b.log_evidence, a.log_evidence, evidence_tolerance);
   EXPECT_EQ(b.resampled_at, a.resampled_at);
@@ -98,15 +112,8 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
                                          Mpost2RowSums::leaf_sums);
   ASSERT_FALSE(dense_cache.uses_leaf_sums());
   ASSERT_TRUE(sums_cache.uses_leaf_sums());
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;
-  std::vector<const detail::ClusterNode*> leaves;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto leaf = std::make_unique<detail::ClusterNode>();
-    leaf->id = i;
-    leaf->mean.assign(data.row(i), data.row(i) + d);
-    leaves.push_back(leaf.get());
-    nodes.push_back(std::move(leaf));
-  }
+  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;  // every cluster made, kept alive
+  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, nodes);
   detail::ParticleState dense_state, sums_state;
   dense_state.live = sums_state.live = leaves;
   const detail::StepContext dense_context{Algorithm::mpost2, n, d, 0.0, &dense_cache};
@@ -165,15 +172,8 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
   const detail::LeafPairCache cache(data, detail::LeafPairs::mpost2_weights,
                                     Mpost2RowSums::leaf_sums);
   ASSERT_TRUE(cache.uses_leaf_sums());
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;
-  std::vector<const detail::ClusterNode*> leaves;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto leaf = std::make_unique<detail::ClusterNode>();
-    leaf->id = i;
-    leaf->mean.assign(data.row(i), data.row(i) + d);
-    leaves.push_back(leaf.get());
-    nodes.push_back(std::move(leaf));
-  }
+  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;  // every cluster made, kept alive
+  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, nodes);
   std::vector<detail::ParticleState> states(particles);
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{Algorithm::mpost2, n, d, 0.0, &cache};
