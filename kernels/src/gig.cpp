@@ -135,18 +135,14 @@ struct Drop {
   bool at_boundary;  // the interval ended before phi dropped by `level`
 };
 
-// The distance t >= 0 along `direction` (+1 or -1) from the reference, which must be the
-// maximum of phi on this side, at which offset first falls to -level; or `limit` (the distance
-// to the interval's end, possibly inf) if the offset is still above -level there.
-// Brackets the root with closed-form bounds, then Newton with bisection as a safeguard. On a
-// concave decreasing function Newton steps from the far end of the bracket never overshoot.
-Drop find_drop(const Shape& shape, int direction, double level, double limit, double tolerance) {
+// An upper bound on the distance t >= 0 along `direction` (+1 or -1) from the reference, which
+// must be the maximum of phi on this side, at which offset first falls to -level: from
+// offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the descent rate at 0 and K = B
+// (right) or A (left) bounds the curvature from below; and from offset <= -|p| t + K'/2 when p
+// points away from this side. (The slope at 0 is p - B/2 + A/2: e^0 = 1.) Infinite only where
+// nothing bounds the side.
+double drop_bound(const Shape& shape, int direction, double level) {
   const double sign = direction;
-  auto value = [&](double t) { return shape.offset(sign * t) + level; };  // decreasing in t
-  // Bounds on the root from offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the
-  // descent rate at 0 and K = B (right) or A (left) bounds the curvature from below; and from
-  // offset <= -|p| t + K'/2 when p points away from this side.
-  // (The slope at 0 is p - B/2 + A/2: e^0 = 1.)
   const double slope_at_zero = shape.p - 0.5 * shape.b + (shape.a > 0.0 ? 0.5 * shape.a : 0.0);
   const double descent = std::max(0.0, -sign * slope_at_zero);
   const double curvature = direction > 0 ? shape.b : shape.a;
@@ -158,17 +154,26 @@ Drop find_drop(const Shape& shape, int direction, double level, double limit, do
   }
   if (direction > 0 && shape.p < 0.0) bound = std::min(bound, (level + 0.5 * shape.a) / -shape.p);
   if (direction < 0 && shape.p > 0.0) bound = std::min(bound, (level + 0.5 * shape.b) / shape.p);
+  return bound;
+}
 
-  double high = bound;
-  if (limit <= bound) {
-    if (limit == 0.0 || value(limit) >= 0.0) return {limit, true};
-    high = limit;
-  }
+// Whether the interval ends (at distance `limit`, possibly inf) before the offset falls to
+// -level on this side; `bound` is drop_bound's. One evaluation at most: no root is needed to
+// tell, which is all that find_window needs where the interval holds the whole window.
+bool drop_reaches_end(const Shape& shape, int direction, double level, double limit, double bound) {
+  const double sign = direction;
+  return limit <= bound && (limit == 0.0 || shape.offset(sign * limit) + level >= 0.0);
+}
+
+// The root of the drop (find_drop) in (0, high], high finite with the offset at or below
+// -level there.
+double drop_root(const Shape& shape, int direction, double level, double high, double tolerance) {
   if (!std::isfinite(high)) {
     // Unreachable for valid parameters (B > 0 always bounds the right side; the left side is
     // bounded by A > 0, by p > 0, or by a finite interval end).
     throw std::logic_error("find_drop: no bound on the integration window");
   }
+  const double sign = direction;
   double low = 0.0;
   double t = high;
   double f, derivative;  // value(t) and its derivative in t
@@ -195,11 +200,24 @@ Drop find_drop(const Shape& shape, int direction, double level, double limit, do
       high = t;
     }
   }
-  return {t, false};
+  return t;
+}
+
+// The distance t >= 0 along `direction` from the reference at which offset first falls to
+// -level; or `limit` (the distance to the interval's end, possibly inf) if the offset is still
+// above -level there (drop_reaches_end). Brackets the root between 0 and the nearer of the
+// limit and drop_bound, then Newton with bisection as a safeguard. On a concave decreasing
+// function Newton steps from the far end of the bracket never overshoot.
+Drop find_drop(const Shape& shape, int direction, double level, double limit, double tolerance) {
+  const double bound = drop_bound(shape, direction, level);
+  if (drop_reaches_end(shape, direction, level, limit, bound)) return {limit, true};
+  const double high = limit <= bound ? limit : bound;
+  return {drop_root(shape, direction, level, high, tolerance), false};
 }
 
 // The part of [lower, upper] (in u = log s) that matters: the reference (phi's maximum there)
-// and the window around it. `covers_everything` when the interval contains the whole window.
+// and the window around it. `covers_everything` when the interval contains the whole window
+// (then left and right are not computed).
 struct Window {
   Shape shape;
   double left;  // window is [reference - left, reference + right]
@@ -211,12 +229,23 @@ struct Window {
 Window find_window(double p, double chi, double psi, Point lower, Point upper) {
   const Point reference = clamped_mode(p, chi, psi, lower, upper);
   Shape shape(p, chi, psi, reference);
-  const Drop left =
-      find_drop(shape, -1, kWindowDrop, reference.log_s - lower.log_s, kWindowDropTolerance);
-  const Drop right =
-      find_drop(shape, +1, kWindowDrop, upper.log_s - reference.log_s, kWindowDropTolerance);
-  return {shape, left.distance, right.distance, reference.log_s,
-          !left.at_boundary && !right.at_boundary};
+  const double left_limit = reference.log_s - lower.log_s;
+  const double right_limit = upper.log_s - reference.log_s;
+  const double left_bound = drop_bound(shape, -1, kWindowDrop);
+  const double right_bound = drop_bound(shape, +1, kWindowDrop);
+  const bool left_end = drop_reaches_end(shape, -1, kWindowDrop, left_limit, left_bound);
+  const bool right_end = drop_reaches_end(shape, +1, kWindowDrop, right_limit, right_bound);
+  // The window's ends are needed only where the interval cuts it (PostPost's pairs mostly have
+  // r_C far below the mode: their masses are complete integrals).
+  if (!left_end && !right_end) return {shape, 0.0, 0.0, reference.log_s, true};
+  const double left = left_end ? left_limit
+                               : drop_root(shape, -1, kWindowDrop, std::min(left_limit, left_bound),
+                                           kWindowDropTolerance);
+  const double right = right_end
+                           ? right_limit
+                           : drop_root(shape, +1, kWindowDrop, std::min(right_limit, right_bound),
+                                       kWindowDropTolerance);
+  return {shape, left, right, reference.log_s, false};
 }
 
 // Globally adaptive Gauss-Kronrod (G20/K41, as QUADPACK's QAG): split the panel with the
