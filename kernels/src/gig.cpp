@@ -76,11 +76,14 @@ Point gig_mode(double p, double chi, double psi) {
 }
 
 // The mode clamped to [lower, upper] (given in both scales): phi's maximum there.
-Point clamped_mode(double p, double chi, double psi, Point lower, Point upper) {
-  const Point mode = gig_mode(p, chi, psi);
+Point clamp(Point mode, Point lower, Point upper) {
   if (mode.log_s <= lower.log_s) return lower;
   if (mode.log_s >= upper.log_s) return upper;
   return mode;
+}
+
+Point clamped_mode(double p, double chi, double psi, Point lower, Point upper) {
+  return clamp(gig_mode(p, chi, psi), lower, upper);
 }
 
 // phi around a reference point c, in w = u - c:
@@ -157,12 +160,32 @@ double drop_bound(const Shape& shape, int direction, double level) {
   return bound;
 }
 
-// Whether the interval ends (at distance `limit`, possibly inf) before the offset falls to
-// -level on this side; `bound` is drop_bound's. One evaluation at most: no root is needed to
-// tell, which is all that find_window needs where the interval holds the whole window.
-bool drop_reaches_end(const Shape& shape, int direction, double level, double limit, double bound) {
+// limit <= drop_bound(shape, direction, level), with the bound's candidates evaluated only as
+// far as they decide it (the square root and log1p last): far-away limits, like the upper
+// integrals' infinite right end, fail on the first finite candidate.
+bool within_drop_bound(const Shape& shape, int direction, double level, double limit) {
   const double sign = direction;
-  return limit <= bound && (limit == 0.0 || shape.offset(sign * limit) + level >= 0.0);
+  const double slope_at_zero = shape.p - 0.5 * shape.b + (shape.a > 0.0 ? 0.5 * shape.a : 0.0);
+  const double descent = std::max(0.0, -sign * slope_at_zero);
+  const double curvature = direction > 0 ? shape.b : shape.a;
+  if (descent > 0.0 && !(limit <= level / descent)) return false;
+  if (direction > 0 && shape.p < 0.0 && !(limit <= (level + 0.5 * shape.a) / -shape.p))
+    return false;
+  if (direction < 0 && shape.p > 0.0 && !(limit <= (level + 0.5 * shape.b) / shape.p)) return false;
+  if (curvature > 0.0) {
+    const double y = 2.0 * level / curvature;
+    if (!(limit <= std::sqrt(2.0 * y)) || !(limit <= 2.0 + std::log1p(y))) return false;
+  }
+  return true;
+}
+
+// Whether the interval ends (at distance `limit`, possibly inf) before the offset falls to
+// -level on this side. One evaluation of the offset at most: no root is needed to tell, which
+// is all that find_window needs where the interval holds the whole window.
+bool drop_reaches_end(const Shape& shape, int direction, double level, double limit) {
+  const double sign = direction;
+  return within_drop_bound(shape, direction, level, limit) &&
+         (limit == 0.0 || shape.offset(sign * limit) + level >= 0.0);
 }
 
 // The root of the drop (find_drop) in (0, high], high finite with the offset at or below
@@ -209,8 +232,8 @@ double drop_root(const Shape& shape, int direction, double level, double high, d
 // limit and drop_bound, then Newton with bisection as a safeguard. On a concave decreasing
 // function Newton steps from the far end of the bracket never overshoot.
 Drop find_drop(const Shape& shape, int direction, double level, double limit, double tolerance) {
+  if (drop_reaches_end(shape, direction, level, limit)) return {limit, true};
   const double bound = drop_bound(shape, direction, level);
-  if (drop_reaches_end(shape, direction, level, limit, bound)) return {limit, true};
   const double high = limit <= bound ? limit : bound;
   return {drop_root(shape, direction, level, high, tolerance), false};
 }
@@ -226,26 +249,25 @@ struct Window {
   bool covers_everything;
 };
 
-Window find_window(double p, double chi, double psi, Point lower, Point upper) {
-  const Point reference = clamped_mode(p, chi, psi, lower, upper);
+// `mode` is gig_mode(p, chi, psi).
+Window find_window(double p, double chi, double psi, Point mode, Point lower, Point upper) {
+  const Point reference = clamp(mode, lower, upper);
   Shape shape(p, chi, psi, reference);
   const double left_limit = reference.log_s - lower.log_s;
   const double right_limit = upper.log_s - reference.log_s;
-  const double left_bound = drop_bound(shape, -1, kWindowDrop);
-  const double right_bound = drop_bound(shape, +1, kWindowDrop);
-  const bool left_end = drop_reaches_end(shape, -1, kWindowDrop, left_limit, left_bound);
-  const bool right_end = drop_reaches_end(shape, +1, kWindowDrop, right_limit, right_bound);
+  const bool left_end = drop_reaches_end(shape, -1, kWindowDrop, left_limit);
+  const bool right_end = drop_reaches_end(shape, +1, kWindowDrop, right_limit);
   // The window's ends are needed only where the interval cuts it (PostPost's pairs mostly have
   // r_C far below the mode: their masses are complete integrals).
   if (!left_end && !right_end) return {shape, 0.0, 0.0, reference.log_s, true};
-  const double left = left_end ? left_limit
-                               : drop_root(shape, -1, kWindowDrop, std::min(left_limit, left_bound),
-                                           kWindowDropTolerance);
-  const double right = right_end
-                           ? right_limit
-                           : drop_root(shape, +1, kWindowDrop, std::min(right_limit, right_bound),
-                                       kWindowDropTolerance);
-  return {shape, left, right, reference.log_s, false};
+  auto end = [&](int direction, double limit, bool reached) {
+    if (reached) return limit;
+    return drop_root(shape, direction, kWindowDrop,
+                     std::min(limit, drop_bound(shape, direction, kWindowDrop)),
+                     kWindowDropTolerance);
+  };
+  return {shape, end(-1, left_limit, left_end), end(+1, right_limit, right_end), reference.log_s,
+          false};
 }
 
 // Globally adaptive Gauss-Kronrod (G20/K41, as QUADPACK's QAG): split the panel with the
@@ -395,7 +417,8 @@ double log_gig_interval_integral(double p, double chi, double psi, double lower,
   }
   if (lower == upper) return -kInfinity;
   if (lower == 0.0 && chi == 0.0 && p <= 0.0) return kInfinity;  // diverges at 0
-  const Window window = find_window(p, chi, psi, point_from_s(lower), point_from_s(upper));
+  const Window window =
+      find_window(p, chi, psi, gig_mode(p, chi, psi), point_from_s(lower), point_from_s(upper));
   if (window.covers_everything) return log_gig_normalizer(p, chi, psi);
   return window.shape.log_value + log_window_integral(window.shape, window.left, window.right);
 }
@@ -409,19 +432,55 @@ double log_gig_lower_integral(double p, double chi, double psi, double r) {
   return log_gig_interval_integral(p, chi, psi, 0.0, r);
 }
 
-double log_gig_upper_integral_scaled(double p, double chi, double psi, double r) {
-  check_parameters(p, chi, psi, "log_gig_upper_integral_scaled");
+namespace {
+
+// log_gig_upper_integral_scaled with the mode given and the normalizer from `log_normalizer()`
+// (called only where the interval holds the whole window).
+template <typename Normalizer>
+double upper_integral_scaled(double p, double chi, double psi, Point mode, Point at,
+                             const Normalizer& log_normalizer) {
+  const Window window = find_window(p, chi, psi, mode, at, point_from_s(kInfinity));
+  const Shape at_r(p, chi, psi, at);
+  if (window.covers_everything) return log_normalizer() - at_r.log_value;
+  // phi(reference) - phi(log r) through the expm1 form, then the window integral.
+  return at_r.offset(window.reference - at.log_s) +
+         log_window_integral(window.shape, window.left, window.right);
+}
+
+void check_lower_limit(double r) {
   if (!(r > 0.0) || !std::isfinite(r)) {
     throw std::domain_error("log_gig_upper_integral_scaled: need finite r > 0 (got " +
                             std::to_string(r) + ")");
   }
-  const Point at = point_from_s(r);
-  const Window window = find_window(p, chi, psi, at, point_from_s(kInfinity));
-  const Shape at_r(p, chi, psi, at);
-  if (window.covers_everything) return log_gig_normalizer(p, chi, psi) - at_r.log_value;
-  // phi(reference) - phi(log r) through the expm1 form, then the window integral.
-  return at_r.offset(window.reference - at.log_s) +
-         log_window_integral(window.shape, window.left, window.right);
+}
+
+}  // namespace
+
+double log_gig_upper_integral_scaled(double p, double chi, double psi, double r) {
+  check_parameters(p, chi, psi, "log_gig_upper_integral_scaled");
+  check_lower_limit(r);
+  return upper_integral_scaled(p, chi, psi, gig_mode(p, chi, psi), point_from_s(r),
+                               [&] { return log_gig_normalizer(p, chi, psi); });
+}
+
+GigUpperTail::GigUpperTail(double p, double chi, double psi) : p_(p), chi_(chi), psi_(psi) {
+  check_parameters(p, chi, psi, "GigUpperTail");
+  const Point mode = gig_mode(p, chi, psi);
+  mode_log_s_ = mode.log_s;
+  mode_s_ = mode.s;
+  log_normalizer_ = log_gig_normalizer(p, chi, psi);
+}
+
+double GigUpperTail::log_scaled(double r, double log_r) const {
+  check_lower_limit(r);
+  // point_from_s(r), with its log from the caller.
+  const Point at{log_r, std::isnormal(r) ? r : 0.0};
+  return upper_integral_scaled(p_, chi_, psi_, Point{mode_log_s_, mode_s_}, at,
+                               [this] { return log_normalizer_; });
+}
+
+double GigUpperTail::log_scaled(double r) const {
+  return log_scaled(r, std::log(r));
 }
 
 TruncatedGigSampler::TruncatedGigSampler(double p, double chi, double psi, double lower,

@@ -149,6 +149,35 @@ TEST(GigIntegrals, IntervalIntegralAndEdges) {
   EXPECT_THROW(log_gig_interval_integral(p, chi, psi, 3.0, 2.0), std::domain_error);
 }
 
+// One kernel's tails at many lower limits (GigUpperTail): the same bits as the free functions,
+// on both sides of the mode, far below it (the Bessel normalizer) and far above it, for the
+// gamma case and for the tiny and huge chi of the table's range.
+TEST(GigIntegrals, UpperTailMatchesTheFreeFunctionsBitForBit) {
+  std::size_t compared = 0;
+  for (const double p : {0.5, 0.0, -0.5, -9.0, -31.0, -127.0}) {
+    for (const double chi : {0.0, 1e-8, 0.3, 50.0, 1e6}) {
+      for (const double psi : {1e-3, 1.0, 45.0, 1e7}) {
+        const GigUpperTail tail(p, chi, psi);
+        const double normalizer = log_gig_normalizer(p, chi, psi);
+        EXPECT_TRUE(tail.log_normalizer() == normalizer ||
+                    (std::isnan(normalizer) && std::isnan(tail.log_normalizer())));
+        for (const double r : {1e-300, 1e-9, 1e-4, 0.01, 0.3, 1.0, 2.5, 10.0, 1e3, 1e6}) {
+          const double expected = log_gig_upper_integral_scaled(p, chi, psi, r);
+          EXPECT_EQ(tail.log_scaled(r), expected)
+              << "p = " << p << ", chi = " << chi << ", psi = " << psi << ", r = " << r;
+          EXPECT_EQ(tail.log_scaled(r, std::log(r)), expected);
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 6u * 5 * 4 * 10);
+  const GigUpperTail tail(-9.0, 50.0, 1.0);
+  EXPECT_THROW(tail.log_scaled(0.0), std::domain_error);
+  EXPECT_THROW(tail.log_scaled(kInf), std::domain_error);
+  EXPECT_THROW(GigUpperTail(-9.0, -1.0, 1.0), std::domain_error);
+}
+
 // ---- The exact sampler -------------------------------------------------------------------
 
 // P(sqrt(n) D > x) for the Kolmogorov distribution, with Stephens' finite-n correction.

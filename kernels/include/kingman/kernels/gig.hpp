@@ -49,6 +49,26 @@ double log_gig_interval_integral(double p, double chi, double psi, double lower,
 //   log I(r) + psi r/2 = p log r - chi/(2r) + log_gig_upper_integral_scaled(p, chi, psi, r).
 double log_gig_upper_integral_scaled(double p, double chi, double psi, double r);
 
+// The upper integrals of one kernel (p, chi, psi) above many lower limits r: the parts that do
+// not depend on r (the mode, and the normalizer for limits far below it) computed once. SMC
+// steps need the same kernel (a pair's eps with the step's lambda) at many r_C: one per state
+// that lists the pair. log_scaled(r) is log_gig_upper_integral_scaled(p, chi, psi, r) bit for
+// bit; log_normalizer() is log_gig_normalizer(p, chi, psi).
+class GigUpperTail {
+ public:
+  GigUpperTail() = default;
+  GigUpperTail(double p, double chi, double psi);
+  // `log_r` must be std::log(r) (callers often need it themselves).
+  double log_scaled(double r, double log_r) const;
+  double log_scaled(double r) const;
+  double log_normalizer() const noexcept { return log_normalizer_; }
+
+ private:
+  double p_ = 0.0, chi_ = 0.0, psi_ = 1.0;
+  double mode_log_s_ = 0.0, mode_s_ = 0.0;  // the mode u* and s* = e^{u*} (0 if not normal)
+  double log_normalizer_ = 0.0;
+};
+
 // Exact draws from f restricted to [lower, upper] (0 <= lower < upper <= +inf): rejection
 // from a three-piece envelope of the log-concave density of u = log s (flat between the two
 // points where phi is 1 below its maximum on the interval, tangent exponential tails outside,
