@@ -463,20 +463,18 @@ double log_gig_upper_integral_scaled(double p, double chi, double psi, double r)
                                [&] { return log_gig_normalizer(p, chi, psi); });
 }
 
-GigUpperTail::GigUpperTail(double p, double chi, double psi) : p_(p), chi_(chi), psi_(psi) {
+GigUpperTail::Core GigUpperTail::core(double p, double chi, double psi) {
   check_parameters(p, chi, psi, "GigUpperTail");
   const Point mode = gig_mode(p, chi, psi);
-  mode_log_s_ = mode.log_s;
-  mode_s_ = mode.s;
-  log_normalizer_ = log_gig_normalizer(p, chi, psi);
+  return {mode.log_s, mode.s, log_gig_normalizer(p, chi, psi)};
 }
 
 double GigUpperTail::log_scaled(double r, double log_r) const {
   check_lower_limit(r);
   // point_from_s(r), with its log from the caller.
   const Point at{log_r, std::isnormal(r) ? r : 0.0};
-  return upper_integral_scaled(p_, chi_, psi_, Point{mode_log_s_, mode_s_}, at,
-                               [this] { return log_normalizer_; });
+  return upper_integral_scaled(p_, chi_, psi_, Point{core_.mode_log_s, core_.mode_s}, at,
+                               [this] { return core_.log_normalizer; });
 }
 
 double GigUpperTail::log_scaled(double r) const {

@@ -1,9 +1,11 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
 #include <string>
 #include <utility>
 
+#include "../inference/smc/step_pair_tails.hpp"
 #include "fit_discrete.hpp"
 #include "kingman/api.hpp"
 #include "kingman/data/duplicates.hpp"
@@ -107,7 +109,13 @@ void check_smc_memory(const Table& data, const FitOptions& options, std::size_t 
   double per_pair = options.algorithm == Algorithm::mpost2 ? (leaf_sums ? 24.0 : 16.0) : 8.0;
   if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior)
     per_pair = 0.0;
-  const double cache = 0.5 * n * (n - 1.0) * per_pair;
+  double cache = 0.5 * n * (n - 1.0) * per_pair;
+  // PostPost and MPost1 share a step's pair kernels in a table over the clusters that several
+  // states list (at most 2n of them), within a fixed size (step_pair_tails.hpp).
+  if (options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) {
+    cache += std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
+                      2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
+  }
   const double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
   if (cache + particles > static_cast<double>(budget)) {
     throw ResourceError(to_string(options.algorithm) + " with " +

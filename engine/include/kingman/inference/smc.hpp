@@ -25,6 +25,10 @@ struct SmcOptions {
   // several states list (engine/src/inference/smc/shared_row_sums.hpp). A speed trade-off only:
   // the proposal changes by rounding, and the weights are exact either way.
   bool mpost2_share_row_sums = true;
+  // PostPost and MPost1: compute each pair's GIG kernel once per step for the pairs that several
+  // states list (engine/src/inference/smc/step_pair_tails.hpp). Speed only: the scores are the
+  // same bits either way.
+  bool share_pair_kernels = true;
   bool verbose = false;  // progress lines on stderr
 };
 

@@ -27,6 +27,9 @@ struct ClusterNode {
   // unique to the particle and step that created it, so copies of a particle share them.
   std::uint64_t clock_key = 0;
   mutable std::uint64_t collect_mark = 0;  // ClusterPool's
+  // StepPairTails' (step_pair_tails.hpp): the step stamp of its index, and the index.
+  mutable std::uint64_t tails_stamp = 0;
+  mutable std::uint32_t tails_index = 0;
 
   double offset() const { return variance + time; }  // a_c in r_C = a_l + a_r - 2T
 };

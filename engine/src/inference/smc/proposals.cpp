@@ -101,6 +101,19 @@ class PairDensities {
     return constant_ + 0.5 * lambda * offset + kernels::log_gig_normalizer(shape_, eps, lambda);
   }
 
+  // The same two with the pair's kernel (shape, eps, lambda) given: the same bits.
+  double log_pair_mass(double eps, double offset, const kernels::GigUpperTail& tail) const {
+    if (offset > 0.0) {
+      const double log_offset = std::log(offset);
+      return constant_ + shape_ * log_offset - eps / (2.0 * offset) +
+             tail.log_scaled(offset, log_offset);
+    }
+    return constant_ + tail.log_normalizer();
+  }
+  double log_mpost1_score(double offset, double lambda, const kernels::GigUpperTail& tail) const {
+    return constant_ + 0.5 * lambda * offset + tail.log_normalizer();
+  }
+
  private:
   double dims_, shape_, constant_, half_log_det_;
 };
@@ -572,22 +585,40 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   const PairDensities density(context);
   const double lambda = coalescent_rate(m);
   candidates.log_score.resize(count);
+  // Pairs of clusters that other states of the step list too take their kernel from the
+  // step's table (step_pair_tails.hpp); the others compute it here. Same values either way.
+  const StepPairTails* const tails = context.pair_tails;
+  thread_local std::vector<std::uint32_t> tail_index;
+  tail_index.assign(m, StepPairTails::kNoIndex);
+  if (tails)
+    for (std::size_t x = 0; x < m; ++x) tail_index[x] = tails->index_of(*state.live[x]);
   std::size_t at = 0;
   for (std::size_t x = 0; x < m; ++x) {
     const ClusterNode& a = *state.live[x];
     for (std::size_t y = x + 1; y < m; ++y, ++at) {
       const ClusterNode& b = *state.live[y];
       const double offset = offsets[x] + offsets[y];
+      const bool shared =
+          tail_index[x] != StepPairTails::kNoIndex && tail_index[y] != StepPairTails::kNoIndex;
       switch (proposal) {
-        case Algorithm::postpost:
-          candidates.log_score[at] = density.log_pair_mass(cache.eps(a, b), offset, lambda);
+        case Algorithm::postpost: {
+          const double eps = cache.eps(a, b);
+          candidates.log_score[at] =
+              shared ? density.log_pair_mass(eps, offset,
+                                             tails->tail(tail_index[x], tail_index[y], eps))
+                     : density.log_pair_mass(eps, offset, lambda);
           break;
-        case Algorithm::mpost1:
+        }
+        case Algorithm::mpost1: {
           // As for MPost2 (pair_cache.hpp): identical points get the smallest normal distance
           // so that the complete integral stays finite; only the choice uses it.
-          candidates.log_score[at] = density.log_mpost1_score(
-              std::max(cache.eps(a, b), std::numeric_limits<double>::min()), offset, lambda);
+          const double eps = std::max(cache.eps(a, b), std::numeric_limits<double>::min());
+          candidates.log_score[at] =
+              shared ? density.log_mpost1_score(offset, lambda,
+                                                tails->tail(tail_index[x], tail_index[y], eps))
+                     : density.log_mpost1_score(eps, offset, lambda);
           break;
+        }
         default:  // MPost2: lambda enters only through exp(lambda r_C / 2)
           candidates.log_score[at] = 0.5 * lambda * offset + cache.mpost2_term(cache.eps(a, b));
       }

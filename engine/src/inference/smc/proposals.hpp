@@ -15,6 +15,7 @@
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
 #include "shared_row_sums.hpp"
+#include "step_pair_tails.hpp"
 
 namespace kingman::detail {
 
@@ -27,6 +28,9 @@ struct StepContext {
   // MPost2 with leaf sums: the merged partners' row sums shared by this step's states, or null
   // (each state sums its rows itself).
   const SharedRowSums* shared_row_sums = nullptr;
+  // PostPost and MPost1: the pair kernels shared by this step's states, or null (each state
+  // computes its own).
+  const StepPairTails* pair_tails = nullptr;
 };
 
 // Weights of a discrete proposal, with per-block sums for drawing in O(P / kBlock + kBlock).

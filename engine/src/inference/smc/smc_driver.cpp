@@ -94,6 +94,9 @@ class ProposalSystem final : public detail::ParticleSystem {
   ProposalSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
       : seed_(options.seed),
         share_row_sums_(options.proposal == Algorithm::mpost2 && options.mpost2_share_row_sums),
+        share_pair_kernels_(
+            (options.proposal == Algorithm::postpost || options.proposal == Algorithm::mpost1) &&
+            options.share_pair_kernels),
         cache_(data, leaf_pairs_for(options.proposal), options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
@@ -110,6 +113,12 @@ class ProposalSystem final : public detail::ParticleSystem {
     for (const detail::ClusterNode& leaf : pool_.keep_block(std::move(leaf_nodes)))
       leaves.push_back(&leaf);
     for (ParticleState& p : particles_) p.live = leaves;
+  }
+
+  // One state per group (its leader's), for the structures that a step's states share.
+  void collect_leaders() {
+    leaders_.resize(groups_.size());
+    for (std::size_t g = 0; g < groups_.size(); ++g) leaders_[g] = &state_of(groups_.leader(g));
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
@@ -129,13 +138,21 @@ class ProposalSystem final : public detail::ParticleSystem {
     // MPost2 with leaf sums: the row sums' part that the states share (shared_row_sums.hpp).
     context_.shared_row_sums = nullptr;
     if (share_row_sums_ && cache_.uses_leaf_sums()) {
-      leaders_.resize(groups_.size());
-      for (std::size_t g = 0; g < groups_.size(); ++g) leaders_[g] = &state_of(groups_.leader(g));
+      collect_leaders();
       const double lambda = coalescent_rate(n - step);
       if (shared_row_sums_.prepare(leaders_, cache_, n, lambda, step + 1)) {
         shared_row_sums_.compute_common_parts(leaders_.front()->live);
         context_.shared_row_sums = &shared_row_sums_;
       }
+    }
+    // PostPost and MPost1: the pair kernels that the states share (step_pair_tails.hpp).
+    context_.pair_tails = nullptr;
+    if (share_pair_kernels_) {
+      collect_leaders();
+      const double shape = 1.0 - 0.5 * static_cast<double>(context_.dims);
+      if (pair_tails_.prepare(leaders_, shape, coalescent_rate(n - step), cache_,
+                              context_.proposal == Algorithm::mpost1))
+        context_.pair_tails = &pair_tails_;
     }
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
@@ -215,6 +232,8 @@ class ProposalSystem final : public detail::ParticleSystem {
 
   std::uint64_t seed_;
   bool share_row_sums_;
+  bool share_pair_kernels_;
+  detail::StepPairTails pair_tails_;
   detail::LeafPairCache cache_;
   detail::StepContext context_;
   std::vector<ParticleState> particles_;

@@ -56,17 +56,26 @@ double log_gig_upper_integral_scaled(double p, double chi, double psi, double r)
 // bit; log_normalizer() is log_gig_normalizer(p, chi, psi).
 class GigUpperTail {
  public:
-  GigUpperTail() = default;
-  GigUpperTail(double p, double chi, double psi);
+  // The parts that do not depend on r: the mode u* and s* = e^{u*} (0 if not a normal number),
+  // and the log normalizer. Kept apart, they let a table hold many kernels of one p and psi in
+  // 24 bytes each.
+  struct Core {
+    double mode_log_s = 0.0, mode_s = 0.0, log_normalizer = 0.0;
+  };
+  static Core core(double p, double chi, double psi);
+
+  GigUpperTail(double p, double chi, double psi) : GigUpperTail(p, chi, psi, core(p, chi, psi)) {}
+  // `core` must be core(p, chi, psi).
+  GigUpperTail(double p, double chi, double psi, const Core& core)
+      : p_(p), chi_(chi), psi_(psi), core_(core) {}
   // `log_r` must be std::log(r) (callers often need it themselves).
   double log_scaled(double r, double log_r) const;
   double log_scaled(double r) const;
-  double log_normalizer() const noexcept { return log_normalizer_; }
+  double log_normalizer() const noexcept { return core_.log_normalizer; }
 
  private:
-  double p_ = 0.0, chi_ = 0.0, psi_ = 1.0;
-  double mode_log_s_ = 0.0, mode_s_ = 0.0;  // the mode u* and s* = e^{u*} (0 if not normal)
-  double log_normalizer_ = 0.0;
+  double p_, chi_, psi_;
+  Core core_;
 };
 
 // Exact draws from f restricted to [lower, upper] (0 <= lower < upper <= +inf): rejection
