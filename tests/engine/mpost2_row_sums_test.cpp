@@ -21,6 +21,7 @@
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "kingman/model/coalescent_prior.hpp"
+#include "pooled_lineages.hpp"
 #include "random_whitened.hpp"
 
 namespace kingman {
@@ -40,20 +41,6 @@ SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_
   options.mpost2_row_sums = row_sums;
   options.mpost2_share_row_sums = share_row_sums;
   return run_smc(data, leaf_variance, options);
-}
-
-// The leaves of `data` as clusters (owned by `nodes`), in order.
-std::vector<const detail::ClusterNode*> make_leaves(
-    const WhitenedData& data, std::vector<std::unique_ptr<detail::ClusterNode>>& nodes) {
-  std::vector<const detail::ClusterNode*> leaves;
-  for (std::size_t i = 0; i < data.n; ++i) {
-    auto leaf = std::make_unique<detail::ClusterNode>();
-    leaf->id = i;
-    leaf->mean.assign(data.row(i), data.row(i) + data.d);
-    leaves.push_back(leaf.get());
-    nodes.push_back(std::move(leaf));
-  }
-  return leaves;
 }
 
 void expect_same_draws(const SmcResult& a, const SmcResult& b, double evidence_tolerance) {
@@ -112,8 +99,8 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
                                          Mpost2RowSums::leaf_sums);
   ASSERT_FALSE(dense_cache.uses_leaf_sums());
   ASSERT_TRUE(sums_cache.uses_leaf_sums());
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;  // every cluster made, kept alive
-  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, nodes);
+  testing_support::ClusterNodes nodes;
+  const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
   detail::ParticleState dense_state, sums_state;
   dense_state.live = sums_state.live = leaves;
   const detail::StepContext dense_context{Algorithm::mpost2, n, d, 0.0, &dense_cache};
@@ -172,8 +159,8 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
   const detail::LeafPairCache cache(data, detail::LeafPairs::mpost2_weights,
                                     Mpost2RowSums::leaf_sums);
   ASSERT_TRUE(cache.uses_leaf_sums());
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;  // every cluster made, kept alive
-  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, nodes);
+  testing_support::ClusterNodes nodes;
+  const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
   std::vector<detail::ParticleState> states(particles);
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{Algorithm::mpost2, n, d, 0.0, &cache};
@@ -182,20 +169,8 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
   with_shared.shared_row_sums = &shared;
   std::size_t shared_steps = 0, compared = 0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
-    // Pooling: every fifth step all lineages continue from particle 0, every other odd step
-    // particles 3 to 5 continue from particle 1.
-    if (step % 5 == 4) {
-      for (std::size_t s = 1; s < particles; ++s) states[s] = states[0];
-    } else if (step % 2 == 1) {
-      for (std::size_t s = 3; s < particles; ++s) states[s] = states[1];
-    }
-    std::vector<const detail::ParticleState*> distinct;
-    for (const auto& state : states) {
-      if (std::none_of(distinct.begin(), distinct.end(), [&](const detail::ParticleState* other) {
-            return other->history == state.history;
-          }))
-        distinct.push_back(&state);
-    }
+    testing_support::pool_lineages(states, step, 5);
+    const auto distinct = testing_support::distinct_states(states);
     // A lenient rule, so that n = 100 shares at most steps.
     const bool sharing = shared.prepare(distinct, cache, n, coalescent_rate(n - step), step + 1,
                                         {.prefix_share = 4, .row_cost = 0});
@@ -223,18 +198,7 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
             << "step " << step << ", state " << g << ", live position " << z;
       }
     }
-    // Each particle draws from its state's candidates (copies of one state from the same).
-    std::vector<detail::ParticleState> next = states;
-    for (std::size_t s = 0; s < particles; ++s) {
-      std::size_t g = 0;
-      while (distinct[g]->history != states[s].history) ++g;
-      detail::ChosenPairCache chosen;
-      std::unique_ptr<detail::ClusterNode> created;
-      kernels::RandomStream stream(5, s, step + 1);
-      detail::draw_and_merge(states[s], next[s], candidates[g], step, own, stream, chosen, created);
-      nodes.push_back(std::move(created));
-    }
-    states = std::move(next);
+    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes);
   }
   EXPECT_GE(shared_steps, n / 4);
   EXPECT_GT(compared, n * n / 4);

@@ -15,25 +15,11 @@
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "kingman/model/coalescent_prior.hpp"
+#include "pooled_lineages.hpp"
 #include "random_whitened.hpp"
 
 namespace kingman {
 namespace {
-
-std::vector<const detail::ClusterNode*> make_leaves(
-    const WhitenedData& data, double leaf_variance,
-    std::vector<std::unique_ptr<detail::ClusterNode>>& nodes) {
-  std::vector<const detail::ClusterNode*> leaves;
-  for (std::size_t i = 0; i < data.n; ++i) {
-    auto leaf = std::make_unique<detail::ClusterNode>();
-    leaf->id = i;
-    leaf->variance = leaf_variance;
-    leaf->mean.assign(data.row(i), data.row(i) + data.d);
-    leaves.push_back(leaf.get());
-    nodes.push_back(std::move(leaf));
-  }
-  return leaves;
-}
 
 // Five particles whose lineages are pooled every few steps (as resampling does); at every step
 // each distinct state's scores with the step's shared kernels against its own.
@@ -41,8 +27,8 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
   const std::size_t n = 40, d = 6, particles = 5;
   const WhitenedData data = testing_support::random_whitened(n, d, 41);
   const detail::LeafPairCache cache(data, detail::LeafPairs::distances);
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;  // every cluster made, kept alive
-  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, leaf_variance, nodes);
+  testing_support::ClusterNodes nodes;
+  const auto leaves = testing_support::make_leaves(data, leaf_variance, nodes);
   std::vector<detail::ParticleState> states(particles);
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{proposal, n, d, 0.0, &cache};
@@ -51,17 +37,8 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
   with_tails.pair_tails = &tails;
   std::size_t compared = 0, served = 0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
-    if (step % 4 == 3) {
-      for (std::size_t s = 1; s < particles; ++s) states[s] = states[0];
-    } else if (step % 2 == 1) {
-      for (std::size_t s = 3; s < particles; ++s) states[s] = states[1];
-    }
-    std::vector<const detail::ParticleState*> distinct;
-    for (const auto& state : states)
-      if (std::none_of(distinct.begin(), distinct.end(), [&](const detail::ParticleState* other) {
-            return other->history == state.history;
-          }))
-        distinct.push_back(&state);
+    testing_support::pool_lineages(states, step, 4);
+    const auto distinct = testing_support::distinct_states(states);
     ASSERT_TRUE(tails.prepare(distinct, 1.0 - 0.5 * static_cast<double>(d),
                               coalescent_rate(n - step), cache, proposal == Algorithm::mpost1));
     std::vector<detail::PairCandidates> candidates(distinct.size());
@@ -76,17 +53,7 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
       for (const detail::ClusterNode* c : distinct[g]->live)
         served += tails.index_of(*c) != detail::StepPairTails::kNoIndex;
     }
-    std::vector<detail::ParticleState> next = states;
-    for (std::size_t s = 0; s < particles; ++s) {
-      std::size_t g = 0;
-      while (distinct[g]->history != states[s].history) ++g;
-      detail::ChosenPairCache chosen;
-      std::unique_ptr<detail::ClusterNode> created;
-      kernels::RandomStream stream(5, s, step + 1);
-      detail::draw_and_merge(states[s], next[s], candidates[g], step, own, stream, chosen, created);
-      nodes.push_back(std::move(created));
-    }
-    states = std::move(next);
+    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes);
   }
   EXPECT_GT(compared, particles * n * n / 8);
   // Most listed clusters are shared by two or more states.
@@ -107,8 +74,8 @@ TEST(StepPairTails, Mpost1ScoresAreTheStatesOwn) {
 TEST(StepPairTails, IndexesOnlyClustersThatSeveralStatesList) {
   const WhitenedData data = testing_support::random_whitened(4, 3, 7);
   const detail::LeafPairCache cache(data, detail::LeafPairs::distances);
-  std::vector<std::unique_ptr<detail::ClusterNode>> nodes;
-  const std::vector<const detail::ClusterNode*> leaves = make_leaves(data, 0.0, nodes);
+  testing_support::ClusterNodes nodes;
+  const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
   detail::ParticleState first, second;
   first.live = {leaves[0], leaves[1], leaves[2]};
   second.live = {leaves[0], leaves[1], leaves[3]};
