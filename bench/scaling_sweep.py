@@ -81,7 +81,7 @@ DEFAULT_N = {
     "mpost2": [50, 100, 200, 400],
     "priorprior": [200, 400, 800, 1600, 2400],
     "race": [100, 200, 400, 800],
-    "postpost": [16, 24, 32, 48, 64],
+    "postpost": [16, 32, 64, 96, 128],
 }
 # n of the d and particle sweeps.
 DEFAULT_FIXED_N = {
@@ -93,7 +93,7 @@ DEFAULT_FIXED_N = {
 DEFAULT_THREAD_N = {
     "greedy-rate1": 5000,
     "greedy-minduration": 500, "greedy-maxprob": 500, "mgreedy": 500,
-    "mpost2": 200, "priorprior": 800, "race": 200, "postpost": 32,
+    "mpost2": 200, "priorprior": 800, "race": 200, "postpost": 48,
 }
 
 RUN_FIELDS = ["sweep", "series", "tool", "algorithm", "n", "d", "particles", "threads", "twin",
