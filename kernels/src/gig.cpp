@@ -138,45 +138,48 @@ struct Drop {
   bool at_boundary;  // the interval ended before phi dropped by `level`
 };
 
-// An upper bound on the distance t >= 0 along `direction` (+1 or -1) from the reference, which
-// must be the maximum of phi on this side, at which offset first falls to -level: from
-// offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the descent rate at 0 and K = B
-// (right) or A (left) bounds the curvature from below; and from offset <= -|p| t + K'/2 when p
-// points away from this side. (The slope at 0 is p - B/2 + A/2: e^0 = 1.) Infinite only where
-// nothing bounds the side.
-double drop_bound(const Shape& shape, int direction, double level) {
+// Closed-form upper bounds on the distance t >= 0 along `direction` (+1 or -1) from the
+// reference, which must be the maximum of phi on this side, at which offset first falls to
+// -level: from offset(sign t) <= -g t - K (e^t - 1 - t) / 2, where g is the descent rate at 0
+// and K = B (right) or A (left) bounds the curvature from below; and from offset <= -|p| t +
+// K'/2 when p points away from this side. (The slope at 0 is p - B/2 + A/2: e^0 = 1.) Each
+// applicable bound goes to `visit`, the cheapest first (the square root and log1p last), until
+// it returns false.
+template <typename Visit>
+void visit_drop_bounds(const Shape& shape, int direction, double level, const Visit& visit) {
   const double sign = direction;
   const double slope_at_zero = shape.p - 0.5 * shape.b + (shape.a > 0.0 ? 0.5 * shape.a : 0.0);
   const double descent = std::max(0.0, -sign * slope_at_zero);
   const double curvature = direction > 0 ? shape.b : shape.a;
-  double bound = kInfinity;
-  if (descent > 0.0) bound = std::min(bound, level / descent);
+  if (descent > 0.0 && !visit(level / descent)) return;
+  if (direction > 0 && shape.p < 0.0 && !visit((level + 0.5 * shape.a) / -shape.p)) return;
+  if (direction < 0 && shape.p > 0.0 && !visit((level + 0.5 * shape.b) / shape.p)) return;
   if (curvature > 0.0) {
     const double y = 2.0 * level / curvature;  // need e^t - 1 - t >= y
-    bound = std::min({bound, std::sqrt(2.0 * y), 2.0 + std::log1p(y)});
+    if (visit(std::sqrt(2.0 * y))) visit(2.0 + std::log1p(y));
   }
-  if (direction > 0 && shape.p < 0.0) bound = std::min(bound, (level + 0.5 * shape.a) / -shape.p);
-  if (direction < 0 && shape.p > 0.0) bound = std::min(bound, (level + 0.5 * shape.b) / shape.p);
+}
+
+// The smallest of those bounds; infinite only where nothing bounds the side.
+double drop_bound(const Shape& shape, int direction, double level) {
+  double bound = kInfinity;
+  visit_drop_bounds(shape, direction, level, [&](double candidate) {
+    bound = std::min(bound, candidate);
+    return true;
+  });
   return bound;
 }
 
-// limit <= drop_bound(shape, direction, level), with the bound's candidates evaluated only as
-// far as they decide it (the square root and log1p last): far-away limits, like the upper
-// integrals' infinite right end, fail on the first finite candidate.
+// limit <= drop_bound(shape, direction, level), evaluating the bounds only as far as they
+// decide it: far-away limits, like the upper integrals' infinite right end, fail on the first
+// finite one.
 bool within_drop_bound(const Shape& shape, int direction, double level, double limit) {
-  const double sign = direction;
-  const double slope_at_zero = shape.p - 0.5 * shape.b + (shape.a > 0.0 ? 0.5 * shape.a : 0.0);
-  const double descent = std::max(0.0, -sign * slope_at_zero);
-  const double curvature = direction > 0 ? shape.b : shape.a;
-  if (descent > 0.0 && !(limit <= level / descent)) return false;
-  if (direction > 0 && shape.p < 0.0 && !(limit <= (level + 0.5 * shape.a) / -shape.p))
-    return false;
-  if (direction < 0 && shape.p > 0.0 && !(limit <= (level + 0.5 * shape.b) / shape.p)) return false;
-  if (curvature > 0.0) {
-    const double y = 2.0 * level / curvature;
-    if (!(limit <= std::sqrt(2.0 * y)) || !(limit <= 2.0 + std::log1p(y))) return false;
-  }
-  return true;
+  bool within = true;
+  visit_drop_bounds(shape, direction, level, [&](double candidate) {
+    within = limit <= candidate;
+    return within;
+  });
+  return within;
 }
 
 // Whether the interval ends (at distance `limit`, possibly inf) before the offset falls to
