@@ -5,7 +5,8 @@
 // pairs whose r_C lies far below the mode: kernels::GigUpperTail::Core) are the same in every
 // state that lists both clusters; only r_C, through the state's time, differs. Resampling
 // leaves the states of a step mostly the same clusters: PostPost at n = 128 with 32 particles
-// scored 9.3 M pairs over 0.51 M distinct (pair, step) kernels.
+// scores 9.39 M pairs, of which 8.54 M take their kernel from the table (0.71 M kernels
+// computed for it) and 0.86 M compute their own.
 //
 // So before the step's tasks, the kernels of the pairs of clusters that at least two states
 // list are computed once, in a parallel loop in which each is written by one task; the tasks that
