@@ -154,17 +154,21 @@ void bench_mpost2_terms_scalar(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
 }
 BENCHMARK(bench_mpost2_terms_scalar);
+// Batches of Arg(0) pairs: 1000, and 31, the mean row of MPost2 at n = 64 (rows of a new
+// cluster against the other live clusters), where the per-call costs show.
 void bench_mpost2_terms_batch(benchmark::State& state) {
   const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5);
   const std::vector<double> x = bessel_arguments(1000);
   std::vector<double> out(x.size());
+  const std::size_t batch = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
-    fit.log_terms(x.data(), -15.5, out.data(), x.size());
+    for (std::size_t begin = 0; begin + batch <= x.size(); begin += batch)
+      fit.log_terms(x.data() + begin, -15.5, out.data() + begin, batch);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size() / batch * batch));
 }
-BENCHMARK(bench_mpost2_terms_batch);
+BENCHMARK(bench_mpost2_terms_batch)->Arg(1000)->Arg(31);
 
 // exp and log of 1000 values: libm one call at a time against the vectorized arrays.
 void bench_exp_libm(benchmark::State& state) {

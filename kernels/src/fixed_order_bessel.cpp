@@ -61,11 +61,11 @@ LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max
   pieces_ = static_cast<std::size_t>(std::ceil(u_max_ - u_min_)) + 1;
   for (int attempt = 0;; ++attempt) {
     const double width = (u_max_ - u_min_) / static_cast<double>(pieces_);
-    coefficients_.assign(pieces_ * (kDegree + 1), 0.0);
+    coefficients_.assign(pieces_ * kStride, 0.0);
     bool accurate = true;
     for (std::size_t i = 0; i < pieces_ && accurate; ++i) {
       const double a = u_min_ + width * static_cast<double>(i), b = a + width;
-      double* c = coefficients_.data() + i * (kDegree + 1);
+      double* c = coefficients_.data() + i * kStride;
       fit_piece(nu_, a, b, kDegree, c);
       // Check between the nodes and at the ends, where interpolation error peaks.
       for (int k = 0; k <= 2 * kDegree + 2 && accurate; ++k) {
@@ -87,7 +87,7 @@ double LogBesselKFixedOrder::of_square(double x, double u) const {
   const double t = (u - u_min_) * inverse_width_;
   const std::size_t i = std::min(static_cast<std::size_t>(t), pieces_ - 1);
   const double local = 2.0 * (t - static_cast<double>(i)) - 1.0;
-  return clenshaw(coefficients_.data() + i * (kDegree + 1), kDegree, local);
+  return clenshaw(coefficients_.data() + i * kStride, kDegree, local);
 }
 
 namespace {
@@ -97,14 +97,14 @@ namespace {
 using Lanes = double __attribute__((vector_size(4 * sizeof(double))));
 
 // (Lanes travel by reference: passing them by value would change the baseline clone's ABI.)
-inline void load_lanes(const double* p, Lanes& v) {
+[[gnu::always_inline]] inline void load_lanes(const double* p, Lanes& v) {
   std::memcpy(&v, p, sizeof v);
 }
 
 // Four rows (four consecutive coefficients of four pieces) as columns: column[i] holds
 // coefficient i of each row, one per lane. Eight shuffles replace sixteen scalar loads and
 // inserts: GCC has no cheap gather for a lane's coefficient and emulated one element at a time.
-inline void transpose(const Lanes (&row)[4], Lanes (&column)[4]) {
+[[gnu::always_inline]] inline void transpose(const Lanes (&row)[4], Lanes (&column)[4]) {
   const Lanes even01 = __builtin_shufflevector(row[0], row[1], 0, 4, 2, 6);
   const Lanes odd01 = __builtin_shufflevector(row[0], row[1], 1, 5, 3, 7);
   const Lanes even23 = __builtin_shufflevector(row[2], row[3], 0, 4, 2, 6);
@@ -115,68 +115,190 @@ inline void transpose(const Lanes (&row)[4], Lanes (&column)[4]) {
   column[3] = __builtin_shufflevector(odd01, odd23, 2, 3, 6, 7);
 }
 
-// The body of LogBesselKFixedOrder::log_terms: log x, the piece and local coordinate of a chunk
-// of arguments, then Clenshaw's recurrence for four arguments at a time as SIMD lanes, each
-// lane's coefficients read as a row of its piece and transposed into lanes, four coefficients
-// at a time; arguments outside [x_min, x_max] take log_bessel_k. Piece coefficients are
-// kStride apart. Each lane performs clenshaw()'s operations in clenshaw()'s order, so the
-// result does not depend on the lane width.
+// The body of LogBesselKFixedOrder::log_terms, four arguments at a time as SIMD lanes: log x,
+// the piece and local coordinate, then Clenshaw's recurrence with each lane's coefficients read
+// as rows of its piece and transposed into lanes, four coefficients at a time. Pieces are kStride
+// doubles apart, c_0 ... c_kDegree then zeros, so that c_0 comes with c_1 ... c_3 and the last
+// step runs in the lanes too. Arguments outside [x_min, x_max] are clamped to a piece there
+// and then replaced, one by one, by log_bessel_k (rare: the fit covers a run's distances).
+// Each lane performs log_term()'s operations in its order, so the result does not depend on the
+// SIMD copy that runs or on an argument's place in the batch. The pieces' recurrences advance
+// one block of coefficients per pass over a chunk of groups (clenshaw_pass): each group's chain
+// of dependent steps is long, and the groups' chains overlap only when interleaved so.
 constexpr int kTermDegree = LogBesselKFixedOrder::kDegree;
-constexpr std::size_t kStride = kTermDegree + 1;
-static_assert(kTermDegree % 4 == 0, "coefficients 1..degree are read in blocks of four");
+constexpr std::size_t kStride = LogBesselKFixedOrder::kStride;
+static_assert(kTermDegree == 12 && kStride == 16, "the blocks below read c_0 ... c_15");
+
+// Lanes of 64-bit integers, for the exponent and mantissa bits of log x, and of 32-bit ones,
+// for the lanes' pieces.
+using Bits = std::uint64_t __attribute__((vector_size(4 * sizeof(std::uint64_t))));
+using Piece = std::int32_t __attribute__((vector_size(4 * sizeof(std::int32_t))));
+
+// (Helpers are always inlined, and return through references: a Lanes return value would
+// change the baseline clone's ABI, and an out-of-line call would cost more than the helper.)
+[[gnu::always_inline]] inline void set_lanes(double value, Lanes& v) {
+  v = Lanes{value, value, value, value};
+}
+
+// detail::log_of_normal in each lane: the same operations, selects for its branch-free choices.
+[[gnu::always_inline]] inline void log_of_normal_lanes(const Lanes& x, Lanes& log_x) {
+  Bits bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const Bits exponent_bits = (bits >> 52) | std::uint64_t{0x4330000000000000};
+  const Bits mantissa_bits =
+      (bits & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};
+  Lanes exponent, mantissa;
+  std::memcpy(&exponent, &exponent_bits, sizeof exponent);
+  std::memcpy(&mantissa, &mantissa_bits, sizeof mantissa);
+  exponent = exponent - (0x1p52 + 1023.0);
+  const auto high = mantissa > detail::kSqrt2;
+  mantissa = high ? 0.5 * mantissa : mantissa;
+  exponent = high ? exponent + 1.0 : exponent;
+  const Lanes f = mantissa - 1.0;
+  const Lanes s = f / (2.0 + f);
+  const Lanes z = s * s;
+  const Lanes z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+  const Lanes q01 = 1.0 / 3.0 + z * (1.0 / 5.0), q23 = 1.0 / 7.0 + z * (1.0 / 9.0);
+  const Lanes q45 = 1.0 / 11.0 + z * (1.0 / 13.0), q67 = 1.0 / 15.0 + z * (1.0 / 17.0);
+  const Lanes q89 = 1.0 / 19.0 + z * (1.0 / 21.0);
+  const Lanes q = (q01 + z2 * q23) + z4 * (q45 + z2 * q67) + z8 * (q89 + z2 * (1.0 / 23.0));
+  const Lanes log_mantissa = f - s * (f - 2.0 * z * q);
+  log_x = exponent * detail::kLn2High + (exponent * detail::kLn2Low + log_mantissa);
+}
+
+// Clenshaw's steps for coefficients c_{top} ... c_{top - 3} (column[3] ... column[0]).
+[[gnu::always_inline]] inline void clenshaw_block(const Lanes (&column)[4], const Lanes& two_local,
+                                                  Lanes& next, Lanes& after) {
+#pragma GCC unroll 4
+  for (int i = 3; i >= 0; --i) {
+    const Lanes current = column[i] + two_local * next - after;
+    after = next;
+    next = current;
+  }
+}
+
+// Steps c_{top} ... c_{top - 3} of Clenshaw's recurrence for every group of four lanes of a
+// chunk, coefficients from rows `top - 3` of each lane's piece (offsets[4 g + l]). One block
+// per pass over the chunk: the groups' recurrences are independent, so their chains of
+// dependent multiply-add-subtract steps overlap instead of running one after another.
+[[gnu::always_inline]] inline void clenshaw_pass(const double* coefficients,
+                                                 const std::int32_t* offsets, int top,
+                                                 std::size_t groups, const Lanes* two_local,
+                                                 Lanes* next, Lanes* after) {
+  for (std::size_t g = 0; g < groups; ++g) {
+    Lanes rows[4], column[4];
+#pragma GCC unroll 4
+    for (std::size_t l = 0; l < 4; ++l)
+      load_lanes(coefficients + offsets[4 * g + l] + (top - 3), rows[l]);
+    transpose(rows, column);
+    clenshaw_block(column, two_local[g], next[g], after[g]);
+  }
+}
 
 KINGMAN_VECTOR_CLONES
 void fitted_log_terms(const double* coefficients, double nu, double x_min, double x_max,
                       double u_min, double inverse_width, std::size_t pieces, const double* x,
                       double power, double* out, std::size_t count) {
-  constexpr std::size_t kChunk = 64, kLanes = 4;
+  constexpr std::size_t kLanes = 4, kGroups = 16, kChunk = kLanes * kGroups;
   const double last_piece = static_cast<double>(pieces - 1);
-  double u[kChunk], local[kChunk], b1[kChunk], b2[kChunk];
-  std::int32_t piece[kChunk];  // coefficient offsets: under 13 * 1500 * 2^12 < 2^31
+  std::int32_t offset[kChunk];  // of each lane's piece: under kStride * 1500 * 2^12 < 2^31
+  Lanes argument[kGroups], log_x[kGroups], local[kGroups], two_local[kGroups], next[kGroups],
+      after[kGroups];
   for (std::size_t begin = 0; begin < count; begin += kChunk) {
     const std::size_t size = std::min(kChunk, count - begin);
-    const std::size_t padded = (size + kLanes - 1) / kLanes * kLanes;
-    for (std::size_t k = 0; k < padded; ++k) {
-      // Lanes past the end repeat the first argument (their results are not stored).
-      u[k] = detail::log_of_normal(x[begin + (k < size ? k : 0)]);
-      const double t = std::clamp((u[k] - u_min) * inverse_width, 0.0, last_piece + 1.0);
-      const double index = std::min(std::floor(t), last_piece);
-      piece[k] = static_cast<std::int32_t>(index) * static_cast<std::int32_t>(kStride);
-      local[k] = 2.0 * (t - index) - 1.0;
-    }
-    // Clenshaw's recurrence (as clenshaw() above) down to coefficient 1, four lanes at a time.
-    for (std::size_t k = 0; k < padded; k += kLanes) {
-      const double* row[kLanes];
-      for (std::size_t l = 0; l < kLanes; ++l) row[l] = coefficients + piece[k + l];
-      Lanes two_local;
-      load_lanes(local + k, two_local);
-      two_local *= 2.0;
-      Lanes next = {0.0, 0.0, 0.0, 0.0}, after = next;  // b1 and b2
-      for (int block = kTermDegree - 3; block >= 1; block -= 4) {
-        Lanes rows[4], column[4];
-        for (std::size_t l = 0; l < kLanes; ++l) load_lanes(row[l] + block, rows[l]);
-        transpose(rows, column);
-        for (int i = 3; i >= 0; --i) {
-          const Lanes current = column[i] + two_local * next - after;
-          after = next;
-          next = current;
-        }
+    const std::size_t groups = (size + kLanes - 1) / kLanes;
+    // x is read here, before out is written below, so out may alias x.
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t first = begin + kLanes * g;
+      if (first + kLanes <= count) {
+        load_lanes(x + first, argument[g]);
+      } else {
+        // Lanes past the end repeat the group's first argument (their results are not stored).
+        double padded[kLanes];
+        for (std::size_t l = 0; l < kLanes; ++l)
+          padded[l] = x[first + l < count ? first + l : first];
+        load_lanes(padded, argument[g]);
       }
-      std::memcpy(b1 + k, &next, sizeof next);
-      std::memcpy(b2 + k, &after, sizeof after);
     }
-    for (std::size_t k = 0; k < size; ++k) {
-      // x is read before out is written at each index, so out may alias x.
-      const double argument = x[begin + k];
-      const double log_k = argument >= x_min && argument <= x_max
-                               ? coefficients[piece[k]] + local[k] * b1[k] - b2[k]
-                               : log_bessel_k(nu, std::sqrt(argument));
-      out[begin + k] = power * u[k] + log_k;
+    for (std::size_t g = 0; g < groups; ++g) {
+      Lanes zero;
+      set_lanes(0.0, zero);
+      log_of_normal_lanes(argument[g], log_x[g]);
+      // std::clamp(t, 0, last_piece + 1), with NaN (never a distance) to 0 so that the row
+      // read stays inside the table; such a lane is out of range and replaced below.
+      Lanes t = (log_x[g] - u_min) * inverse_width;
+      t = t >= 0.0 ? t : zero;
+      t = t > last_piece + 1.0 ? zero + (last_piece + 1.0) : t;
+      // std::min(std::floor(t), last_piece) in the lanes: t >= 0, so floor is truncation.
+      const Piece whole = __builtin_convertvector(t, Piece);
+      Lanes index = __builtin_convertvector(whole, Lanes);
+      index = index < last_piece ? index : zero + last_piece;
+      const Piece piece =
+          __builtin_convertvector(index, Piece) * static_cast<std::int32_t>(kStride);
+      std::memcpy(offset + kLanes * g, &piece, sizeof piece);
+      local[g] = 2.0 * (t - index) - 1.0;
+      two_local[g] = 2.0 * local[g];
+    }
+    for (std::size_t g = 0; g < groups; ++g) {
+      // Clenshaw's first step, c_12 + 2x * 0 - 0, as clenshaw() takes it, then c_11 ... c_8.
+      Lanes rows[4], column[4], zero;
+      set_lanes(0.0, zero);
+#pragma GCC unroll 4
+      for (std::size_t l = 0; l < kLanes; ++l)
+        load_lanes(coefficients + offset[kLanes * g + l] + 12, rows[l]);
+      transpose(rows, column);
+      next[g] = column[0] + two_local[g] * zero - zero;
+      after[g] = zero;
+#pragma GCC unroll 4
+      for (std::size_t l = 0; l < kLanes; ++l)
+        load_lanes(coefficients + offset[kLanes * g + l] + 8, rows[l]);
+      transpose(rows, column);
+      clenshaw_block(column, two_local[g], next[g], after[g]);
+    }
+    clenshaw_pass(coefficients, offset, 7, groups, two_local, next, after);
+    for (std::size_t g = 0; g < groups; ++g) {
+      Lanes rows[4], column[4];
+#pragma GCC unroll 4
+      for (std::size_t l = 0; l < kLanes; ++l)
+        load_lanes(coefficients + offset[kLanes * g + l], rows[l]);
+      transpose(rows, column);
+      Lanes b1 = next[g], b2 = after[g];
+#pragma GCC unroll 4
+      for (int i = 3; i >= 1; --i) {
+        const Lanes current = column[i] + two_local[g] * b1 - b2;
+        b2 = b1;
+        b1 = current;
+      }
+      Lanes terms = power * log_x[g] + (column[0] + local[g] * b1 - b2);
+      const auto inside = (argument[g] >= x_min) & (argument[g] <= x_max);
+      const std::size_t first = begin + kLanes * g;
+      const std::size_t lanes = std::min(kLanes, count - first);
+      if (!(inside[0] & inside[1] & inside[2] & inside[3])) {
+        // Out of the fitted range (rare: the fit covers a run's distances): log_bessel_k.
+        for (std::size_t l = 0; l < lanes; ++l)
+          if (!inside[l])
+            terms[l] = power * log_x[g][l] + log_bessel_k(nu, std::sqrt(argument[g][l]));
+      }
+      if (lanes == kLanes) {
+        std::memcpy(out + first, &terms, sizeof terms);
+      } else {
+        for (std::size_t l = 0; l < lanes; ++l) out[first + l] = terms[l];
+      }
     }
   }
 }
 
 }  // namespace
+
+double LogBesselKFixedOrder::log_term(double x, double power) const {
+  const double log_x = detail::log_of_normal(x);
+  if (!(x >= x_min_ && x <= x_max_)) return power * log_x + log_bessel_k(nu_, std::sqrt(x));
+  const double t = std::clamp((log_x - u_min_) * inverse_width_, 0.0, static_cast<double>(pieces_));
+  const double index = std::min(std::floor(t), static_cast<double>(pieces_ - 1));
+  const double local = 2.0 * (t - index) - 1.0;
+  return power * log_x +
+         clenshaw(coefficients_.data() + static_cast<std::size_t>(index) * kStride, kDegree, local);
+}
 
 void LogBesselKFixedOrder::log_terms(const double* x, double power, double* out,
                                      std::size_t count) const {

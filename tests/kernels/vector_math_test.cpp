@@ -138,5 +138,36 @@ TEST(VectorMath, BatchedBesselTermsMatchScalarFit) {
   }
 }
 
+// The batch is the scalar reference's arithmetic in SIMD lanes and passes over a chunk: every
+// length (partial groups and chunks), every offset, arguments on both sides of the fitted
+// range (and at its ends), and in place, give log_term's bits.
+TEST(VectorMath, BatchedBesselTermsEqualTheScalarReferenceBitForBit) {
+  std::mt19937_64 engine(29);
+  for (double nu : {0.5, -9.0, -31.0, -127.0}) {
+    const double x_min = 1e-3, x_max = 1e4, power = 0.5 * nu;
+    const LogBesselKFixedOrder fit(nu, x_min, x_max);
+    std::uniform_real_distribution<double> log_x(std::log(x_min) - 2.0, std::log(x_max) + 2.0);
+    std::vector<double> x(203);
+    for (double& v : x) v = std::exp(log_x(engine));
+    x[5] = x_min;
+    x[77] = x_max;
+    x[130] = std::nextafter(x_max, 2.0 * x_max);
+    std::vector<double> reference(x.size());
+    for (std::size_t k = 0; k < x.size(); ++k) reference[k] = fit.log_term(x[k], power);
+    for (std::size_t count : {1, 2, 3, 4, 5, 7, 31, 63, 64, 65, 130}) {
+      for (std::size_t offset : {0, 1, 3}) {
+        std::vector<double> out(count);
+        fit.log_terms(x.data() + offset, power, out.data(), count);
+        for (std::size_t k = 0; k < count; ++k)
+          ASSERT_EQ(out[k], reference[offset + k])
+              << "nu=" << nu << " count=" << count << " offset=" << offset << " k=" << k;
+      }
+    }
+    std::vector<double> in_place = x;
+    fit.log_terms(in_place.data(), power, in_place.data(), in_place.size());
+    EXPECT_EQ(in_place, reference);
+  }
+}
+
 }  // namespace
 }  // namespace kingman::kernels

@@ -27,11 +27,16 @@ class LogBesselKFixedOrder {
   // ulps by which the two logs differ (times the terms' slopes in log x); arguments outside the
   // fit take log_bessel_k, as of_square does. `out` may alias `x`.
   void log_terms(const double* x, double power, double* out, std::size_t count) const;
+  // One term of log_terms, computed one operation at a time: the scalar reference that the
+  // batch equals bit for bit, whatever the batch's length and the argument's place in it.
+  double log_term(double x, double power) const;
 
   double order() const { return nu_; }
   std::size_t pieces() const { return pieces_; }
 
   static constexpr int kDegree = 12;  // Chebyshev degree per piece
+  // Doubles per piece: c_0 ... c_kDegree, then zeros (the batched kernel reads blocks of four).
+  static constexpr std::size_t kStride = 16;
 
  private:
   double nu_;
@@ -39,7 +44,7 @@ class LogBesselKFixedOrder {
   double u_min_, u_max_;  // log x_min, log x_max
   double inverse_width_;  // pieces per unit of u
   std::size_t pieces_;
-  std::vector<double> coefficients_;  // pieces x (kDegree + 1)
+  std::vector<double> coefficients_;  // pieces x kStride
 };
 
 }  // namespace kingman::kernels
