@@ -138,6 +138,26 @@ TEST(VectorMath, BatchedBesselTermsMatchScalarFit) {
   }
 }
 
+// Each element is the two products rounded, then their sum, whatever the length (SIMD body and
+// tail): a fused multiply-add would differ in the last bit for most of these.
+TEST(VectorMath, WeightedSumRoundsEachProductThenTheSum) {
+  std::mt19937_64 engine(31);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (std::size_t count : {0, 1, 3, 4, 7, 8, 64, 101}) {
+    std::vector<double> a(count), b(count), out(count, -1.0);
+    for (std::size_t i = 0; i < count; ++i) {
+      a[i] = normal(engine);
+      b[i] = normal(engine);
+    }
+    const double wa = 0.3183098861837907, wb = 1.0 - wa;
+    weighted_sum(wa, a.data(), wb, b.data(), out.data(), count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const volatile double first = wa * a[i], second = wb * b[i];  // each rounded to double
+      ASSERT_EQ(out[i], first + second) << count << " " << i;
+    }
+  }
+}
+
 // The batch is the scalar reference's arithmetic in SIMD lanes and passes over a chunk: every
 // length (partial groups and chunks), every offset, arguments on both sides of the fitted
 // range (and at its ends), and in place, give log_term's bits.

@@ -525,13 +525,9 @@ void merge_clusters(const ClusterNode& a, const ClusterNode& b, double t, std::s
   const double s = sigma_a + sigma_b;
   merged.variance = sigma_a * sigma_b / s;
   merged.mean.resize(dims);
-  // Through restrict-qualified pointers, so that the loop vectorizes (the merged node is never
-  // one of its children).
-  const double weight_a = sigma_b / s, weight_b = sigma_a / s;
-  double* __restrict mean = merged.mean.data();
-  const double* __restrict mean_a = a.mean.data();
-  const double* __restrict mean_b = b.mean.data();
-  for (std::size_t j = 0; j < dims; ++j) mean[j] = weight_a * mean_a[j] + weight_b * mean_b[j];
+  // The merged node is never one of its children, so the means do not overlap.
+  kernels::weighted_sum(sigma_b / s, a.mean.data(), sigma_a / s, b.mean.data(), merged.mean.data(),
+                        dims);
 }
 
 double log_pair_likelihood(const StepContext& context, double eps, double offset, double duration) {

@@ -25,4 +25,9 @@ void sqrt_array(const double* x, double* out, std::size_t count);
 // inlined as a running std::max into a large function, GCC kept the maximum in memory.
 double max_array(const double* x, std::size_t count);
 
+// out[i] = wa * a[i] + wb * b[i] (each product rounded, then the sum: never fused), vectorized:
+// a merged cluster's mean from its children's. `out` must not overlap a or b.
+void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
+                  std::size_t count);
+
 }  // namespace kingman::kernels
