@@ -129,8 +129,8 @@ constexpr int kTermDegree = LogBesselKFixedOrder::kDegree;
 constexpr std::size_t kStride = LogBesselKFixedOrder::kStride;
 static_assert(kTermDegree == 12 && kStride == 16, "the blocks below read c_0 ... c_15");
 
-// Lanes of 64-bit integers, for the exponent and mantissa bits of log x, and of 32-bit ones,
-// for the lanes' pieces.
+// Lanes of 64-bit integers, for the exponent and mantissa bits of log x
+// (detail::log_of_normal_into), and of 32-bit ones, for the lanes' pieces.
 using Bits = std::uint64_t __attribute__((vector_size(4 * sizeof(std::uint64_t))));
 using Piece = std::int32_t __attribute__((vector_size(4 * sizeof(std::int32_t))));
 
@@ -138,32 +138,6 @@ using Piece = std::int32_t __attribute__((vector_size(4 * sizeof(std::int32_t)))
 // change the baseline clone's ABI, and an out-of-line call would cost more than the helper.)
 [[gnu::always_inline]] inline void set_lanes(double value, Lanes& v) {
   v = Lanes{value, value, value, value};
-}
-
-// detail::log_of_normal in each lane: the same operations, selects for its branch-free choices.
-[[gnu::always_inline]] inline void log_of_normal_lanes(const Lanes& x, Lanes& log_x) {
-  Bits bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const Bits exponent_bits = (bits >> 52) | std::uint64_t{0x4330000000000000};
-  const Bits mantissa_bits =
-      (bits & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};
-  Lanes exponent, mantissa;
-  std::memcpy(&exponent, &exponent_bits, sizeof exponent);
-  std::memcpy(&mantissa, &mantissa_bits, sizeof mantissa);
-  exponent = exponent - (0x1p52 + 1023.0);
-  const auto high = mantissa > detail::kSqrt2;
-  mantissa = high ? 0.5 * mantissa : mantissa;
-  exponent = high ? exponent + 1.0 : exponent;
-  const Lanes f = mantissa - 1.0;
-  const Lanes s = f / (2.0 + f);
-  const Lanes z = s * s;
-  const Lanes z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
-  const Lanes q01 = 1.0 / 3.0 + z * (1.0 / 5.0), q23 = 1.0 / 7.0 + z * (1.0 / 9.0);
-  const Lanes q45 = 1.0 / 11.0 + z * (1.0 / 13.0), q67 = 1.0 / 15.0 + z * (1.0 / 17.0);
-  const Lanes q89 = 1.0 / 19.0 + z * (1.0 / 21.0);
-  const Lanes q = (q01 + z2 * q23) + z4 * (q45 + z2 * q67) + z8 * (q89 + z2 * (1.0 / 23.0));
-  const Lanes log_mantissa = f - s * (f - 2.0 * z * q);
-  log_x = exponent * detail::kLn2High + (exponent * detail::kLn2Low + log_mantissa);
 }
 
 // Clenshaw's steps for coefficients c_{top} ... c_{top - 3} (column[3] ... column[0]).
@@ -223,7 +197,7 @@ void fitted_log_terms(const double* coefficients, double nu, double x_min, doubl
     for (std::size_t g = 0; g < groups; ++g) {
       Lanes zero;
       set_lanes(0.0, zero);
-      log_of_normal_lanes(argument[g], log_x[g]);
+      detail::log_of_normal_into<Lanes, Bits>(argument[g], log_x[g]);
       // std::clamp(t, 0, last_piece + 1), with NaN (never a distance) to 0 so that the row
       // read stays inside the table; such a lane is out of range and replaced below.
       Lanes t = (log_x[g] - u_min) * inverse_width;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace kingman::kernels::detail {
 
@@ -43,34 +44,50 @@ inline void expm1_series_parts(double r, double& even, double& odd) {
   odd = r + (r * r2) * ((o01 + r4 * o23) + r8 * o45);
 }
 
-// log x for positive normal x.
-inline double log_of_normal(double x) {
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+// log x for positive normal x, into log_x, for a double (Bits = std::uint64_t) or a GCC vector
+// of doubles (Bits the vector of as many std::uint64_t): the same operations either way, so
+// each lane of a vector gets the scalar's bits. (Always inlined, and out through a reference: a
+// vector return value would change the baseline SIMD copy's ABI.)
+template <typename Real, typename Bits>
+[[gnu::always_inline]] inline void log_of_normal_into(const Real& x, Real& log_x) {
+  static_assert(sizeof(Real) == sizeof(Bits));
+  Bits bits;
+  std::memcpy(&bits, &x, sizeof bits);
   // x = 2^e m with m in [1, 2); the biased exponent becomes a double through 2^52's mantissa.
-  double exponent =
-      std::bit_cast<double>((bits >> 52) | std::uint64_t{0x4330000000000000}) - (0x1p52 + 1023.0);
-  double mantissa = std::bit_cast<double>((bits & std::uint64_t{0x000fffffffffffff}) |
-                                          std::uint64_t{0x3ff0000000000000});
-  // Centre m on 1: m in [sqrt(1/2), sqrt(2)).
-  const bool high = mantissa > kSqrt2;
+  const Bits exponent_bits = (bits >> 52) | std::uint64_t{0x4330000000000000};
+  const Bits mantissa_bits =
+      (bits & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};
+  Real exponent, mantissa;
+  std::memcpy(&exponent, &exponent_bits, sizeof exponent);
+  std::memcpy(&mantissa, &mantissa_bits, sizeof mantissa);
+  exponent = exponent - (0x1p52 + 1023.0);
+  // Centre m on 1: m in [sqrt(1/2), sqrt(2)). (A bool, or a vector's lane mask.)
+  const auto high = mantissa > kSqrt2;
   mantissa = high ? 0.5 * mantissa : mantissa;
   exponent = high ? exponent + 1.0 : exponent;
   // log m = 2 atanh(s), s = f / (2 + f), f = m - 1 (exact), |s| <= 0.172:
   // log m = 2s + 2s z Q(z), z = s^2, Q(z) = sum_k z^k / (2k + 3); 2s = f - s f, so
   // log m = f - s (f - 2 z Q(z)), whose leading term f is exact. Terms to z^10: the first left
   // out is below 1e-18 relative.
-  const double f = mantissa - 1.0;
-  const double s = f / (2.0 + f);
-  const double z = s * s;
+  const Real f = mantissa - 1.0;
+  const Real s = f / (2.0 + f);
+  const Real z = s * s;
   // Q by Estrin's scheme (pairs, then pairs of pairs): a dependency chain of depth ~4 instead
   // of Horner's 11, which is what bounds a vectorized loop's speed.
-  const double z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
-  const double q01 = 1.0 / 3.0 + z * (1.0 / 5.0), q23 = 1.0 / 7.0 + z * (1.0 / 9.0);
-  const double q45 = 1.0 / 11.0 + z * (1.0 / 13.0), q67 = 1.0 / 15.0 + z * (1.0 / 17.0);
-  const double q89 = 1.0 / 19.0 + z * (1.0 / 21.0), q10 = 1.0 / 23.0;
-  const double q = (q01 + z2 * q23) + z4 * (q45 + z2 * q67) + z8 * (q89 + z2 * q10);
-  const double log_mantissa = f - s * (f - 2.0 * z * q);
-  return exponent * kLn2High + (exponent * kLn2Low + log_mantissa);
+  const Real z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+  const Real q01 = 1.0 / 3.0 + z * (1.0 / 5.0), q23 = 1.0 / 7.0 + z * (1.0 / 9.0);
+  const Real q45 = 1.0 / 11.0 + z * (1.0 / 13.0), q67 = 1.0 / 15.0 + z * (1.0 / 17.0);
+  const Real q89 = 1.0 / 19.0 + z * (1.0 / 21.0);
+  const Real q = (q01 + z2 * q23) + z4 * (q45 + z2 * q67) + z8 * (q89 + z2 * (1.0 / 23.0));
+  const Real log_mantissa = f - s * (f - 2.0 * z * q);
+  log_x = exponent * kLn2High + (exponent * kLn2Low + log_mantissa);
+}
+
+// log x for positive normal x.
+inline double log_of_normal(double x) {
+  double log_x;
+  log_of_normal_into<double, std::uint64_t>(x, log_x);
+  return log_x;
 }
 
 // exp x for x <= 709; 0 for x below -708.39 (results there would be subnormal).
