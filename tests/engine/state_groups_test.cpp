@@ -1,6 +1,7 @@
 // StateGroups (state_groups.hpp) must give the grouping that a first-appearance map gives:
 // groups numbered by their first particle, members in particle order, whatever the keys'
-// addresses; and a reused object must give the same answer as a fresh one.
+// addresses (null among them, and many more keys than the table's first size); and a reused object
+// must give the same answer as a fresh one.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -57,6 +58,32 @@ TEST(StateGroups, MatchesFirstAppearanceOrderForShuffledAndRepeatedKeys) {
       expect_first_appearance_grouping(fresh, keys);
     }
   }
+}
+
+TEST(StateGroups, NullKeysAndThousandsOfKeys) {
+  // Keys 4 KiB apart (equal in their low address bits), up to thousands of them (the table
+  // starts with 16 slots and probes on collisions), and null: the first step's key (no history).
+  std::vector<Key> pages(1 << 20);
+  const std::size_t stride = 4096 / sizeof(Key);
+  std::mt19937_64 engine(5);
+  StateGroups reused;
+  for (std::size_t count : {1u, 3u, 16u, 17u, 300u, 5000u}) {
+    for (std::size_t distinct : {std::size_t{1}, std::size_t{7}, count}) {
+      std::vector<const Key*> keys(count);
+      std::uniform_int_distribution<std::size_t> pick(0, distinct);
+      for (auto& key : keys) {
+        const std::size_t k = pick(engine);
+        key = k == distinct ? nullptr : &pages[(k * stride) % pages.size()];
+      }
+      reused.assign(std::span<const Key* const>(keys));
+      expect_first_appearance_grouping(reused, keys);
+    }
+  }
+  const std::vector<const Key*> all_null(10, nullptr);
+  StateGroups groups;
+  groups.assign(std::span<const Key* const>(all_null));
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups.member_begin(1), 10u);
 }
 
 TEST(StateGroups, CopiesAfterResamplingFormOneGroupEach) {
