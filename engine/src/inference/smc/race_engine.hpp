@@ -358,9 +358,19 @@ class RaceSystem final : public ParticleSystem {
     const Node& a = *live[selection.row];
     const Node& b = *live[selection.partner];
     double log_alpha = model_.log_mass(a, b);
-    for (std::size_t z = 0; z < live.size(); ++z) {
-      if (z == selection.row || z == selection.partner) continue;
-      for (const Node* merged : {&a, &b}) log_alpha += model_.log_kill_factor(*merged, *live[z], t);
+    if constexpr (requires {
+                    model_.add_log_kill_factors(log_alpha, a, b, live, selection.row,
+                                                selection.partner, t);
+                  }) {
+      // The same additions as below, with the factors computed in one batch.
+      log_alpha =
+          model_.add_log_kill_factors(log_alpha, a, b, live, selection.row, selection.partner, t);
+    } else {
+      for (std::size_t z = 0; z < live.size(); ++z) {
+        if (z == selection.row || z == selection.partner) continue;
+        for (const Node* merged : {&a, &b})
+          log_alpha += model_.log_kill_factor(*merged, *live[z], t);
+      }
     }
     if (!(log_alpha < kInf) || std::isnan(log_alpha)) {
       std::string message = "race step ";
