@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
 #include "particle_state.hpp"
 #include "race_engine.hpp"
 #include "rate_one_pair.hpp"
@@ -165,12 +166,7 @@ class BrownianRaceModel {
   }
 
   double squared_distance(const Node& a, const Node& b) const {
-    double sum = 0.0;
-    for (std::size_t j = 0; j < data_->d; ++j) {
-      const double diff = a.mean[j] - b.mean[j];
-      sum += diff * diff;
-    }
-    return sum;
+    return kernels::squared_distance(a.mean.data(), b.mean.data(), data_->d);
   }
 
   const WhitenedData* data_;
