@@ -63,9 +63,27 @@ class BrownianRaceModel {
   }
 
   Law law(const Node& row_cluster, const Node& partner) const {
+    return law(row_cluster, partner, squared_distance(row_cluster, partner));
+  }
+
+  // out[k] = law(row_cluster, *partners[k]) for k < count, the distances by one call of the
+  // one-against-many kernel (the same values as squared_distance's).
+  void laws(const Node& row_cluster, const Node* const* partners, std::size_t count,
+            Law* out) const {
+    thread_local std::vector<const double*> means;
+    thread_local std::vector<double> eps;
+    means.resize(count);
+    eps.resize(count);
+    for (std::size_t k = 0; k < count; ++k) means[k] = partners[k]->mean.data();
+    kernels::squared_distances_to_rows(row_cluster.mean.data(), means.data(), count, data_->d,
+                                       eps.data());
+    for (std::size_t k = 0; k < count; ++k) out[k] = law(row_cluster, *partners[k], eps[k]);
+  }
+
+  // The law of the pair at squared distance eps.
+  Law law(const Node& row_cluster, const Node& partner, double eps) const {
     const double created = std::min(row_cluster.time, partner.time);
     const double offset = offset_at(row_cluster, partner, created);
-    const double eps = squared_distance(row_cluster, partner);
     if (eps == 0.0 && offset == 0.0 && pair_.shape() <= 0.0) {
       std::string message = "race: points ";
       message += std::to_string(row_cluster.id);
@@ -110,20 +128,33 @@ class BrownianRaceModel {
   double add_log_kill_factors(double sum, const Node& a, const Node& b,
                               const std::vector<const Node*>& live, std::size_t skip_a,
                               std::size_t skip_b, double t) const {
-    thread_local std::vector<double> eps, offset, offset_now, delta, factor;
-    const std::size_t count = 2 * live.size();
-    eps.resize(count);
-    offset.resize(count);
-    offset_now.resize(count);
-    delta.resize(count);
-    factor.resize(count);
-    std::size_t k = 0;
+    thread_local std::vector<double> eps, offset, offset_now, delta, factor, to_a, to_b;
+    thread_local std::vector<const Node*> others;
+    thread_local std::vector<const double*> means;
+    others.clear();
+    means.clear();
     for (std::size_t z = 0; z < live.size(); ++z) {
       if (z == skip_a || z == skip_b) continue;
+      others.push_back(live[z]);
+      means.push_back(live[z]->mean.data());
+    }
+    // The distances to a and to b, each by one call of the one-against-many kernel.
+    const std::size_t count = others.size();
+    to_a.resize(count);
+    to_b.resize(count);
+    kernels::squared_distances_to_rows(a.mean.data(), means.data(), count, data_->d, to_a.data());
+    kernels::squared_distances_to_rows(b.mean.data(), means.data(), count, data_->d, to_b.data());
+    eps.resize(2 * count);
+    offset.resize(2 * count);
+    offset_now.resize(2 * count);
+    delta.resize(2 * count);
+    factor.resize(2 * count);
+    std::size_t k = 0;
+    for (std::size_t z = 0; z < count; ++z) {
+      const Node& other = *others[z];
       for (const Node* merged : {&a, &b}) {
-        const Node& other = *live[z];
         const double birth = std::min(merged->time, other.time);
-        eps[k] = squared_distance(*merged, other);
+        eps[k] = merged == &a ? to_a[z] : to_b[z];
         offset[k] = offset_at(*merged, other, birth);
         offset_now[k] = offset_at(*merged, other, t);
         delta[k] = birth - t;

@@ -275,10 +275,19 @@ class RaceSystem final : public ParticleSystem {
     thread_local std::vector<Candidate> candidates;
     candidates.clear();
     candidates.reserve(x);
+    // The laws of the row's pairs, in one batch where the Model has one (Brownian: the
+    // distances by one call of the one-against-many kernel).
+    thread_local std::vector<Law> laws;
+    if constexpr (requires { model_.laws(cluster, live.data(), x, laws.data()); }) {
+      laws.resize(x);
+      model_.laws(cluster, live.data(), x, laws.data());
+    } else {
+      laws.clear();
+      for (std::size_t y = 0; y < x; ++y) laws.push_back(model_.law(cluster, *live[y]));
+    }
     for (std::size_t y = 0; y < x; ++y) {
-      Law law = model_.law(cluster, *live[y]);
-      const double typical = model_.typical(law);
-      candidates.push_back({typical, std::move(law), static_cast<std::uint32_t>(y)});
+      const double typical = model_.typical(laws[y]);
+      candidates.push_back({typical, std::move(laws[y]), static_cast<std::uint32_t>(y)});
     }
     const std::size_t seeded = std::min(x, kSeeded);
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(seeded),
