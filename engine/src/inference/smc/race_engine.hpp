@@ -267,14 +267,6 @@ class RaceSystem final : public ParticleSystem {
   void rescan(Particle& particle, std::size_t x) const {
     const auto& live = particle.state.live;
     const Node& cluster = *live[x];
-    struct Candidate {
-      double typical;  // the Model's ranking (larger: likely to ring later)
-      Law law;
-      std::uint32_t partner;  // live position
-    };
-    thread_local std::vector<Candidate> candidates;
-    candidates.clear();
-    candidates.reserve(x);
     // The laws of the row's pairs, in one batch where the Model has one (Brownian: the
     // distances by one call of the one-against-many kernel).
     thread_local std::vector<Law> laws;
@@ -285,10 +277,17 @@ class RaceSystem final : public ParticleSystem {
       laws.clear();
       for (std::size_t y = 0; y < x; ++y) laws.push_back(model_.law(cluster, *live[y]));
     }
-    for (std::size_t y = 0; y < x; ++y) {
-      const double typical = model_.typical(laws[y]);
-      candidates.push_back({typical, std::move(laws[y]), static_cast<std::uint32_t>(y)});
-    }
+    // Candidates as (the Model's ranking: larger rings later, partner's live position), the
+    // kSeeded highest ranked first. Selected as small pairs rather than with their laws: the
+    // same comparisons, so the same order, with a third of the bytes moved.
+    struct Candidate {
+      double typical;
+      std::uint32_t partner;
+    };
+    thread_local std::vector<Candidate> candidates;
+    candidates.resize(x);
+    for (std::size_t y = 0; y < x; ++y)
+      candidates[y] = {model_.typical(laws[y]), static_cast<std::uint32_t>(y)};
     const std::size_t seeded = std::min(x, kSeeded);
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(seeded),
                      candidates.end(),
@@ -305,14 +304,14 @@ class RaceSystem final : public ParticleSystem {
     };
     double skipped_bound = -kInf;  // no skipped clock is later
     for (std::size_t i = 0; i < x; ++i) {
-      const Candidate& candidate = candidates[i];
-      const Node& partner = *live[candidate.partner];
+      const Law& law = laws[candidates[i].partner];
+      const Node& partner = *live[candidates[i].partner];
       // The uniform is drawn only when the skip test needs it or the clock is drawn.
       double skip_from = 1.0;  // skip when w >= skip_from
       double threshold = -kInf;
       if (i >= seeded && size >= kListed) {
         threshold = best[kListed - 1].time;
-        skip_from = model_.not_after_threshold(candidate.law, threshold);
+        skip_from = model_.not_after_threshold(law, threshold);
         if (skip_from <= 0.0) {
           skipped_bound = std::max(skipped_bound, threshold);
           continue;
@@ -325,7 +324,7 @@ class RaceSystem final : public ParticleSystem {
         skipped_bound = std::max(skipped_bound, threshold);
         continue;
       }
-      insert({model_.clock(candidate.law, w, stream), static_cast<std::uint32_t>(partner.id)});
+      insert({model_.clock(law, w, stream), static_cast<std::uint32_t>(partner.id)});
     }
     Row& row = particle.rows[x];
     row.count = static_cast<std::uint32_t>(std::min(size, kListed));
