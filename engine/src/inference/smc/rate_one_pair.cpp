@@ -21,35 +21,27 @@ void RateOnePair::log_kill_factors(const double* eps, const double* offset,
   double* const logs = log_buffer.data();
   double* const spread = spread_buffer.data();
   double* const certain = certain_buffer.data();
-  // Branch-free passes that GCC vectorizes (square roots by sqrt_array: std::sqrt's errno
-  // handling keeps loops scalar), each with mode()'s and survival_bound's operations in their
-  // order: the modes, the ratios s / mode (1 where log_array cannot take them: left to the
-  // exact test) and their logs, the spreads, then the bounds.
+  // Branch-free passes that GCC vectorizes, through the scalar path's own mode(), spread() and
+  // survival_bound(): the modes, spreads and ratios s / mode (1 where log_array cannot take
+  // them: left to the exact test), the ratios' logs, then the bounds.
   const double shape = shape_;
-  for (std::size_t k = 0; k < count; ++k) mode[k] = shape * shape + eps[k];
-  kernels::sqrt_array(mode, mode, count);  // the roots
   for (std::size_t k = 0; k < count; ++k) {
-    const double root = mode[k];
-    const double above = shape + root, below = eps[k] / (root - shape);
-    mode[k] = shape >= 0.0 ? above : below;
+    mode[k] = RateOnePair::mode(shape, eps[k]);
+    spread[k] = RateOnePair::spread(eps[k], mode[k]);
     const double r = offset_now[k] / mode[k];
     logs[k] = r >= std::numeric_limits<double>::min() && r < kInf ? r : 1.0;
-    spread[k] = 0.5 * (eps[k] / mode[k] + mode[k]);
   }
   kernels::log_array(logs, logs, count);
-  kernels::sqrt_array(spread, spread, count);
+  // log_array's log is within a few ulps of std::log: far inside this margin on the bound.
   const double margin = 1e-9 * (1.0 + std::fabs(shape));
   for (std::size_t k = 0; k < count; ++k) {
-    const double e = eps[k], s = offset_now[k], m = mode[k];
-    const double slope = shape + 0.5 * (e / s - s);
-    const double r = s / m;
-    const double h = std::min(1.0, 1.0 / spread[k]);
-    const double log_ratio =
-        shape * (logs[k] - h) - 0.5 * (e / s + s) + 0.5 * (e / m + m * (1.0 + h + h * h));
-    const double scale = slope * h;
-    const bool bounded = (s < m) & (slope > 0.0) & (r >= std::numeric_limits<double>::min());
+    const double r = offset_now[k] / mode[k];
+    const SurvivalBound bound =
+        survival_bound(shape, eps[k], mode[k], offset_now[k], spread[k], logs[k]);
+    const bool bounded = (bound.log_ratio < kInf) & (r >= std::numeric_limits<double>::min());
     certain[k] =
-        bounded & (scale >= 1e-6) & (log_ratio < kLogNegligible - 14.0 - margin) ? 1.0 : 0.0;
+        bounded & (bound.scale >= 1e-6) & (bound.log_ratio < kLogNegligible - 14.0 - margin) ? 1.0
+                                                                                             : 0.0;
   }
   for (std::size_t k = 0; k < count; ++k) {
     if (!(offset_now[k] > offset[k])) {

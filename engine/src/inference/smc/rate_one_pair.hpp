@@ -33,10 +33,21 @@ class RateOnePair {
 
   double shape() const { return shape_; }
 
-  // The GIG mode (psi = 1): where the density of u = log s peaks.
-  double mode(double eps) const {
-    const double root = std::sqrt(shape_ * shape_ + eps);
-    return shape_ >= 0.0 ? shape_ + root : eps / (root - shape_);
+  // The GIG mode (psi = 1): where the density of u = log s peaks. Both forms are computed and
+  // one selected (each is the cancellation-free one for its sign of p): no branch, so that the
+  // batches below vectorize it.
+  double mode(double eps) const { return mode(shape_, eps); }
+  // (Static forms with the shape passed, here and below: a batch loop keeps it in a register,
+  // where through `this` GCC must reload it after every store and does not vectorize.)
+  static double mode(double shape, double eps) {
+    const double root = std::sqrt(shape * shape + eps);
+    const double above = shape + root, below = eps / (root - shape);
+    return shape >= 0.0 ? above : below;
+  }
+
+  // 1 / sqrt(-phi''(u*)) at the mode: the spread of log s.
+  static double spread(double eps, double mode) {
+    return 1.0 / std::sqrt(0.5 * (eps / mode + mode));
   }
 
   // A pair's clock is tau = created - (s - r)/2 with s from the GIG truncated to s >= r, drawn
@@ -49,8 +60,7 @@ class RateOnePair {
   // costs ~30 times more than the rejection draw in the bulk, where most drawn clocks are.
   double cut(double eps) const {
     const double mode = this->mode(eps);
-    const double spread = 1.0 / std::sqrt(0.5 * (eps / mode + mode));
-    return mode * std::exp(-kCutSpreads * spread);
+    return mode * std::exp(-kCutSpreads * spread(eps, mode));
   }
 
   // A number b such that the clock with first uniform w is certainly not later than theta
@@ -158,14 +168,19 @@ class RateOnePair {
     double spread;          // 1/sqrt(-phi''(u*))
   };
   SurvivalBound survival_bound(double eps, double mode, double s) const {
-    const double spread = 1.0 / std::sqrt(0.5 * (eps / mode + mode));
-    const double log_below_mode = std::log(s / mode);
-    const double slope = shape_ + 0.5 * (eps / s - s);
-    if (!(s < mode) || !(slope > 0.0)) return {kInf, 1.0, log_below_mode, spread};
+    return survival_bound(shape_, eps, mode, s, spread(eps, mode), std::log(s / mode));
+  }
+  // The same with the spread and log(s / mode) supplied (log_kill_factors: from log_array).
+  static SurvivalBound survival_bound(double shape, double eps, double mode, double s,
+                                      double spread, double log_below_mode) {
+    const double slope = shape + 0.5 * (eps / s - s);
     const double h = std::min(1.0, spread);
-    const double log_ratio = shape_ * (log_below_mode - h) - 0.5 * (eps / s + s) +
+    const double log_ratio = shape * (log_below_mode - h) - 0.5 * (eps / s + s) +
                              0.5 * (eps / mode + mode * (1.0 + h + h * h));
-    return {log_ratio, slope * h, log_below_mode, spread};
+    // No bound where s is not below the mode or the slope is not positive. (Selects, not a
+    // branch, so that log_kill_factors' loop vectorizes.)
+    const bool none = !(s < mode) | !(slope > 0.0);
+    return {none ? kInf : log_ratio, none ? 1.0 : slope * h, log_below_mode, spread};
   }
 
   // Whether log(L/U) < kLogNegligible by that bound.
