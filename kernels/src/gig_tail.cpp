@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "vector_clones.hpp"
+#include "vector_math_detail.hpp"
+
 namespace kingman::kernels {
 
 namespace {
@@ -52,6 +55,22 @@ LaguerreRule make_rule() {
   return rule;
 }
 
+// The rule's integrand at its nodes: out[i] = exp(phi(log r - d_i) - phi(log r) + rate d_i + v_i)
+// with d_i = v_i / rate (v_i the nodes), the exponent through expm1 (no cancellation). The
+// kernels' exp_pair and exp (vector_math_detail.hpp) in place of 32 expm1 and 16 exp calls of
+// libm, in SIMD lanes (d_i <= 26 here, inside exp_pair's range; terms below e^-708 of the
+// peak are 0, far under the rule's 1e-10).
+KINGMAN_VECTOR_CLONES
+void laguerre_terms(double p, double a_term, double b_term, double rate, const double* nodes,
+                    double* out) {
+  for (int i = 0; i < kNodes; ++i) {
+    const double distance = nodes[i] / rate;  // log r - u
+    const detail::ExpPair e = detail::exp_pair(distance);
+    out[i] = detail::exp_or_zero(-p * distance -
+                                 0.5 * (a_term * e.expm1_plus + b_term * e.expm1_minus) + nodes[i]);
+  }
+}
+
 }  // namespace
 
 double log_gig_lower_tail_laguerre(double p, double chi, double psi, double r) {
@@ -70,15 +89,10 @@ double log_gig_lower_tail_laguerre(double p, double chi, double psi, double r) {
   if (!(rate >= kLaguerreTailMinRate) || !(curvature <= kLaguerreTailBetaLimit * rate * rate)) {
     return std::numeric_limits<double>::quiet_NaN();
   }
+  double terms[kNodes];
+  laguerre_terms(p, a_term, b_term, rate, rule.nodes.data(), terms);
   double sum = 0.0;
-  for (int i = 0; i < kNodes; ++i) {
-    const double distance = rule.nodes[i] / rate;  // log r - u
-    // phi(log r - distance) - phi(log r) + rate * distance, through expm1 (no cancellation).
-    const double exponent = -p * distance -
-                            0.5 * (a_term * std::expm1(distance) + b_term * std::expm1(-distance)) +
-                            rule.nodes[i];
-    sum += rule.weights[i] * std::exp(exponent);
-  }
+  for (int i = 0; i < kNodes; ++i) sum += rule.weights[i] * terms[i];
   const double log_peak = p * std::log(r) - 0.5 * (a_term + b_term);  // phi(log r)
   return log_peak - std::log(rate) + std::log(sum);
 }
