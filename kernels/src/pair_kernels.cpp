@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "vector_clones.hpp"
@@ -12,36 +13,124 @@ namespace {
 
 constexpr std::size_t kLanes = 8;
 
-// sum_k term(k) for k < count in eight interleaved partial sums: blocks of eight, then a tail of
-// four, two and one terms into fixed lanes (constant lane indices keep the sums in registers),
-// joined in a fixed order. Inlined into each kernel below, and so into each of their SIMD
-// copies, which therefore all compute the same bits.
+// The sums below are written with GCC's and Clang's vector extension: a Block holds eight
+// doubles, one per lane, and its arithmetic is the element-wise IEEE arithmetic. So each lane's
+// partial sum is the same chain of scalar additions in every SIMD copy of a kernel
+// (vector_clones.hpp), and the copies give the same bits: a zmm register in the AVX-512 copy,
+// two ymm registers in the AVX2 one, four xmm in the baseline. (Written as scalar lanes, GCC's
+// vectorizer turned four rows summed side by side into permutations of loads.) The helpers are
+// forced inline so that each copy gets its own code rather than calling a baseline one.
+using Block = double __attribute__((vector_size(kLanes * sizeof(double))));
+using HalfBlock = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
+
+[[gnu::always_inline]] inline Block load_block(const double* at) {
+  Block block;
+  std::memcpy(&block, at, sizeof block);
+  return block;
+}
+
+// Ends a sum whose whole blocks are in `lanes` (lane l holds the terms k = l mod 8 so far), from
+// term k on (fewer than eight left): a tail of four terms into lanes 0-3, of two into lanes 4
+// and 5, of one into lane 6; then the lanes joined as ((0 + 4) + (1 + 5)) + ((2 + 6) + (3 + 7)).
 template <typename Term>
-inline double interleaved_sum(std::size_t count, const Term& term) {
-  double partial[kLanes] = {};
-  std::size_t k = 0;
-  for (; k + kLanes <= count; k += kLanes) {
-    for (std::size_t l = 0; l < kLanes; ++l) partial[l] += term(k + l);
-  }
+[[gnu::always_inline]] inline double finish_sum(Block lanes, std::size_t k, std::size_t count,
+                                                const Term& term) {
+  HalfBlock low = __builtin_shufflevector(lanes, lanes, 0, 1, 2, 3);
+  HalfBlock high = __builtin_shufflevector(lanes, lanes, 4, 5, 6, 7);
   if (k + 4 <= count) {
-    for (std::size_t l = 0; l < 4; ++l) partial[l] += term(k + l);
+    low += HalfBlock{term(k), term(k + 1), term(k + 2), term(k + 3)};
     k += 4;
   }
   if (k + 2 <= count) {
-    partial[4] += term(k);
-    partial[5] += term(k + 1);
+    high[0] += term(k);
+    high[1] += term(k + 1);
     k += 2;
   }
-  if (k < count) partial[6] += term(k);
-  return ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
-         ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+  if (k < count) high[2] += term(k);
+  const HalfBlock pairs = low + high;
+  return (pairs[0] + pairs[1]) + (pairs[2] + pairs[3]);
 }
 
-inline double interleaved_squared_distance(const double* x, const double* y, std::size_t d) {
-  return interleaved_sum(d, [&](std::size_t k) {
-    const double difference = x[k] - y[k];
-    return difference * difference;
-  });
+// sum_k term(k) for k < count in eight interleaved partial sums: whole blocks of eight
+// (block(k) gives terms k ... k + 7), then finish_sum.
+template <typename BlockTerm, typename Term>
+[[gnu::always_inline]] inline double interleaved_sum(std::size_t count, const BlockTerm& block,
+                                                     const Term& term) {
+  Block lanes = {};
+  const std::size_t blocks_end = count / kLanes * kLanes;
+  for (std::size_t k = 0; k < blocks_end; k += kLanes) lanes += block(k);
+  return finish_sum(lanes, blocks_end, count, term);
+}
+
+// Rows summed side by side. One row's blocks form a chain of dependent vector additions, each
+// waiting out the adder's latency for the one before; kRowsTogether rows interleave independent
+// chains. Each row still adds the same terms in the same order as interleaved_sum: same bits.
+constexpr std::size_t kRowsTogether = 4;
+
+// Adds blocks [0, blocks_end) of kRowsTogether rows (block(r, k): row r's terms k ... k + 7)
+// into their lanes.
+template <typename BlockTerm>
+[[gnu::always_inline]] inline void add_blocks_together(Block (&lanes)[kRowsTogether],
+                                                       std::size_t blocks_end,
+                                                       const BlockTerm& block) {
+  static_assert(kRowsTogether == 4);
+  Block first = lanes[0], second = lanes[1], third = lanes[2], fourth = lanes[3];
+  for (std::size_t k = 0; k < blocks_end; k += kLanes) {
+    first += block(0, k);
+    second += block(1, k);
+    third += block(2, k);
+    fourth += block(3, k);
+  }
+  lanes[0] = first;
+  lanes[1] = second;
+  lanes[2] = third;
+  lanes[3] = fourth;
+}
+
+[[gnu::always_inline]] inline Block squared_difference(const double* x, const double* y) {
+  const Block difference = load_block(x) - load_block(y);
+  return difference * difference;
+}
+
+[[gnu::always_inline]] inline double interleaved_squared_distance(const double* x, const double* y,
+                                                                  std::size_t d) {
+  return interleaved_sum(
+      d, [&](std::size_t k) { return squared_difference(x + k, y + k); },
+      [&](std::size_t k) {
+        const double difference = x[k] - y[k];
+        return difference * difference;
+      });
+}
+
+// out[r] = interleaved_squared_distance(x, row(r), d) for r < count.
+template <typename Row>
+[[gnu::always_inline]] inline void interleaved_squared_distances(const double* x, const Row& row,
+                                                                 std::size_t count, std::size_t d,
+                                                                 double* out) {
+  const std::size_t blocks_end = d / kLanes * kLanes;
+  std::size_t r = 0;
+  for (; r + kRowsTogether <= count; r += kRowsTogether) {
+    const double* y[kRowsTogether];
+    for (std::size_t j = 0; j < kRowsTogether; ++j) y[j] = row(r + j);
+    Block lanes[kRowsTogether] = {};
+    add_blocks_together(lanes, blocks_end, [&](std::size_t j, std::size_t k) {
+      return squared_difference(x + k, y[j] + k);
+    });
+    for (std::size_t j = 0; j < kRowsTogether; ++j) {
+      out[r + j] = finish_sum(lanes[j], blocks_end, d, [&](std::size_t k) {
+        const double difference = x[k] - y[j][k];
+        return difference * difference;
+      });
+    }
+  }
+  for (; r < count; ++r) out[r] = interleaved_squared_distance(x, row(r), d);
+}
+
+[[gnu::always_inline]] inline double interleaved_dot(const double* a, const double* b,
+                                                     std::size_t count) {
+  return interleaved_sum(
+      count, [&](std::size_t k) { return load_block(a + k) * load_block(b + k); },
+      [&](std::size_t k) { return a[k] * b[k]; });
 }
 
 }  // namespace
@@ -60,23 +149,16 @@ double squared_distance(const double* x, const double* y, std::size_t d) {
 KINGMAN_VECTOR_CLONES
 void squared_distances_to_rows(const double* x, const double* const* rows, std::size_t count,
                                std::size_t d, double* out) {
-  for (std::size_t r = 0; r < count; ++r) out[r] = interleaved_squared_distance(x, rows[r], d);
+  interleaved_squared_distances(
+      x, [rows](std::size_t r) { return rows[r]; }, count, d, out);
 }
 
 KINGMAN_VECTOR_CLONES
 void squared_distances_to_block(const double* x, const double* block, std::size_t count,
                                 std::size_t d, std::size_t stride, double* out) {
-  for (std::size_t r = 0; r < count; ++r)
-    out[r] = interleaved_squared_distance(x, block + r * stride, d);
+  interleaved_squared_distances(
+      x, [block, stride](std::size_t r) { return block + r * stride; }, count, d, out);
 }
-
-namespace {
-
-inline double interleaved_dot(const double* a, const double* b, std::size_t count) {
-  return interleaved_sum(count, [&](std::size_t k) { return a[k] * b[k]; });
-}
-
-}  // namespace
 
 KINGMAN_VECTOR_CLONES
 double dot(const double* a, const double* b, std::size_t count) {
@@ -86,7 +168,27 @@ double dot(const double* a, const double* b, std::size_t count) {
 KINGMAN_VECTOR_CLONES
 void dots_with(const double* const* rows, const std::size_t* lengths, std::size_t count,
                const double* weights, double* out) {
-  for (std::size_t r = 0; r < count; ++r) out[r] = interleaved_dot(rows[r], weights, lengths[r]);
+  std::size_t r = 0;
+  for (; r + kRowsTogether <= count; r += kRowsTogether) {
+    // The blocks that all kRowsTogether rows have, side by side; then each row's own.
+    std::size_t common_end = lengths[r] / kLanes * kLanes;
+    for (std::size_t j = 1; j < kRowsTogether; ++j)
+      common_end = std::min(common_end, lengths[r + j] / kLanes * kLanes);
+    Block lanes[kRowsTogether] = {};
+    add_blocks_together(lanes, common_end, [&](std::size_t j, std::size_t k) {
+      return load_block(rows[r + j] + k) * load_block(weights + k);
+    });
+    for (std::size_t j = 0; j < kRowsTogether; ++j) {
+      const double* row = rows[r + j];
+      const std::size_t length = lengths[r + j];
+      const std::size_t blocks_end = length / kLanes * kLanes;
+      for (std::size_t k = common_end; k < blocks_end; k += kLanes)
+        lanes[j] += load_block(row + k) * load_block(weights + k);
+      out[r + j] = finish_sum(lanes[j], blocks_end, length,
+                              [&](std::size_t k) { return row[k] * weights[k]; });
+    }
+  }
+  for (; r < count; ++r) out[r] = interleaved_dot(rows[r], weights, lengths[r]);
 }
 
 PairDistanceTiles::PairDistanceTiles(const double* x, std::size_t n, std::size_t d,

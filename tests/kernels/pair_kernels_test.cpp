@@ -79,6 +79,69 @@ TEST(PairKernels, DotProductsMatchReference) {
   }
 }
 
+// The order of the additions that squared_distance, dot and the row kernels promise (and that
+// keeps results the same across releases and SIMD widths): eight partial sums, lane l taking the
+// terms k = l (mod 8) of the whole blocks of eight, then a tail of four terms into lanes 0-3, two
+// into lanes 4-5 and one into lane 6, joined as ((0 + 4) + (1 + 5)) + ((2 + 6) + (3 + 7)).
+double eight_lane_sum(const std::vector<double>& terms) {
+  double lane[8] = {};
+  const std::size_t count = terms.size();
+  std::size_t k = 0;
+  for (; k + 8 <= count; k += 8)
+    for (std::size_t l = 0; l < 8; ++l) lane[l] += terms[k + l];
+  if (k + 4 <= count) {
+    for (std::size_t l = 0; l < 4; ++l) lane[l] += terms[k + l];
+    k += 4;
+  }
+  if (k + 2 <= count) {
+    lane[4] += terms[k];
+    lane[5] += terms[k + 1];
+    k += 2;
+  }
+  if (k < count) lane[6] += terms[k];
+  return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+TEST(PairKernels, SumsFollowTheEightLaneOrderBitForBit) {
+  for (std::size_t count = 0; count <= 70; ++count) {
+    // Terms of mixed signs and magnitudes, so that a different order would round differently.
+    const std::vector<double> a = normal_points(1, count, 0.0, static_cast<unsigned>(count) + 7);
+    std::vector<double> b = normal_points(1, count, 0.0, static_cast<unsigned>(count) + 8);
+    for (std::size_t k = 0; k < count; k += 3) b[k] *= 1e8;
+    std::vector<double> products(count), squares(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      products[k] = a[k] * b[k];
+      squares[k] = (a[k] - b[k]) * (a[k] - b[k]);
+    }
+    EXPECT_EQ(dot(a.data(), b.data(), count), eight_lane_sum(products)) << "count=" << count;
+    EXPECT_EQ(squared_distance(a.data(), b.data(), count), eight_lane_sum(squares))
+        << "count=" << count;
+  }
+}
+
+// dots_with sums rows side by side, up to the blocks they all have, then each row on its own:
+// every row of every length (in groups of mixed lengths, and the rows left over) must equal dot.
+TEST(PairKernels, DotsWithEqualsDotForRowsOfMixedLengths) {
+  const std::size_t longest = 150;
+  const std::vector<double> weights = normal_points(1, longest, 0.3, 21);
+  const std::vector<double> data = normal_points(40, longest, -0.2, 22);
+  for (std::size_t shift = 0; shift < 9; ++shift) {
+    std::vector<const double*> rows;
+    std::vector<std::size_t> lengths;
+    for (std::size_t r = 0; r < 40; ++r) {
+      rows.push_back(data.data() + r * longest);
+      lengths.push_back((r * 37 + shift * 11) % (longest + 1));  // 0 ... 150, unordered
+    }
+    for (std::size_t count : {1u, 3u, 4u, 5u, 8u, 39u, 40u}) {
+      std::vector<double> out(count);
+      dots_with(rows.data(), lengths.data(), count, weights.data(), out.data());
+      for (std::size_t r = 0; r < count; ++r)
+        EXPECT_EQ(out[r], dot(rows[r], weights.data(), lengths[r]))
+            << "row " << r << " of " << count << ", length " << lengths[r];
+    }
+  }
+}
+
 // Points far from the origin (so that the product form cancels) with near-duplicates among them
 // (so that some pairs must be recomputed), across tile boundaries (n > 2 tiles).
 TEST(PairKernels, BlockedTilesMatchReferenceAndRecomputeCancellingPairs) {
