@@ -29,6 +29,12 @@ using HalfBlock = double __attribute__((vector_size(kLanes / 2 * sizeof(double))
   return block;
 }
 
+[[gnu::always_inline]] inline HalfBlock load_half_block(const double* at) {
+  HalfBlock half;
+  std::memcpy(&half, at, sizeof half);
+  return half;
+}
+
 // Ends a sum whose whole blocks are in `lanes` (lane l holds the terms k = l mod 8 so far), from
 // term k on (fewer than eight left): a tail of four terms into lanes 0-3, of two into lanes 4
 // and 5, of one into lane 6; then the lanes joined as ((0 + 4) + (1 + 5)) + ((2 + 6) + (3 + 7)).
@@ -87,6 +93,46 @@ template <typename BlockTerm>
   lanes[3] = fourth;
 }
 
+// finish_sum for four rows at once, row j from term begin[j] to its end[j] (half(j, k): row j's
+// terms k ... k + 3, term(j, k): its term k): each row's tails go into its own lanes as in
+// finish_sum, then the four rows' lane pairs are transposed so that the last two levels of the
+// join run once for all four, each row's in its order.
+template <typename HalfTerm, typename Term>
+[[gnu::always_inline]] inline HalfBlock finish_four_sums(const Block (&lanes)[4],
+                                                         const std::size_t (&begin)[4],
+                                                         const std::size_t (&end)[4],
+                                                         const HalfTerm& half, const Term& term) {
+  HalfBlock pairs[4];
+#pragma GCC unroll 4
+  for (std::size_t j = 0; j < 4; ++j) {
+    HalfBlock low = __builtin_shufflevector(lanes[j], lanes[j], 0, 1, 2, 3);
+    HalfBlock high = __builtin_shufflevector(lanes[j], lanes[j], 4, 5, 6, 7);
+    std::size_t k = begin[j];
+    const std::size_t count = end[j];
+    if (k + 4 <= count) {
+      low += half(j, k);
+      k += 4;
+    }
+    if (k + 2 <= count) {
+      high[0] += term(j, k);
+      high[1] += term(j, k + 1);
+      k += 2;
+    }
+    if (k < count) high[2] += term(j, k);
+    pairs[j] = low + high;
+  }
+  // column[c] holds lane c of each row's pairs.
+  const HalfBlock even01 = __builtin_shufflevector(pairs[0], pairs[1], 0, 4, 2, 6);
+  const HalfBlock odd01 = __builtin_shufflevector(pairs[0], pairs[1], 1, 5, 3, 7);
+  const HalfBlock even23 = __builtin_shufflevector(pairs[2], pairs[3], 0, 4, 2, 6);
+  const HalfBlock odd23 = __builtin_shufflevector(pairs[2], pairs[3], 1, 5, 3, 7);
+  const HalfBlock column0 = __builtin_shufflevector(even01, even23, 0, 1, 4, 5);
+  const HalfBlock column1 = __builtin_shufflevector(odd01, odd23, 0, 1, 4, 5);
+  const HalfBlock column2 = __builtin_shufflevector(even01, even23, 2, 3, 6, 7);
+  const HalfBlock column3 = __builtin_shufflevector(odd01, odd23, 2, 3, 6, 7);
+  return (column0 + column1) + (column2 + column3);
+}
+
 [[gnu::always_inline]] inline Block squared_difference(const double* x, const double* y) {
   const Block difference = load_block(x) - load_block(y);
   return difference * difference;
@@ -116,12 +162,19 @@ template <typename Row>
     add_blocks_together(lanes, blocks_end, [&](std::size_t j, std::size_t k) {
       return squared_difference(x + k, y[j] + k);
     });
-    for (std::size_t j = 0; j < kRowsTogether; ++j) {
-      out[r + j] = finish_sum(lanes[j], blocks_end, d, [&](std::size_t k) {
-        const double difference = x[k] - y[j][k];
-        return difference * difference;
-      });
-    }
+    const std::size_t begins[4] = {blocks_end, blocks_end, blocks_end, blocks_end};
+    const std::size_t ends[4] = {d, d, d, d};
+    const HalfBlock sums = finish_four_sums(
+        lanes, begins, ends,
+        [&](std::size_t j, std::size_t k) {
+          const HalfBlock difference = load_half_block(x + k) - load_half_block(y[j] + k);
+          return difference * difference;
+        },
+        [&](std::size_t j, std::size_t k) {
+          const double difference = x[k] - y[j][k];
+          return difference * difference;
+        });
+    std::memcpy(out + r, &sums, sizeof sums);
   }
   for (; r < count; ++r) out[r] = interleaved_squared_distance(x, row(r), d);
 }
@@ -178,15 +231,21 @@ void dots_with(const double* const* rows, const std::size_t* lengths, std::size_
     add_blocks_together(lanes, common_end, [&](std::size_t j, std::size_t k) {
       return load_block(rows[r + j] + k) * load_block(weights + k);
     });
+    std::size_t blocks_end[kRowsTogether], length[kRowsTogether];
     for (std::size_t j = 0; j < kRowsTogether; ++j) {
       const double* row = rows[r + j];
-      const std::size_t length = lengths[r + j];
-      const std::size_t blocks_end = length / kLanes * kLanes;
-      for (std::size_t k = common_end; k < blocks_end; k += kLanes)
+      length[j] = lengths[r + j];
+      blocks_end[j] = length[j] / kLanes * kLanes;
+      for (std::size_t k = common_end; k < blocks_end[j]; k += kLanes)
         lanes[j] += load_block(row + k) * load_block(weights + k);
-      out[r + j] = finish_sum(lanes[j], blocks_end, length,
-                              [&](std::size_t k) { return row[k] * weights[k]; });
     }
+    const HalfBlock sums = finish_four_sums(
+        lanes, blocks_end, length,
+        [&](std::size_t j, std::size_t k) {
+          return load_half_block(rows[r + j] + k) * load_half_block(weights + k);
+        },
+        [&](std::size_t j, std::size_t k) { return rows[r + j][k] * weights[k]; });
+    std::memcpy(out + r, &sums, sizeof sums);
   }
   for (; r < count; ++r) out[r] = interleaved_dot(rows[r], weights, lengths[r]);
 }
