@@ -156,7 +156,10 @@ void visit_drop_bounds(const Shape& shape, int direction, double level, const Vi
   if (direction < 0 && shape.p > 0.0 && !visit((level + 0.5 * shape.b) / shape.p)) return;
   if (curvature > 0.0) {
     const double y = 2.0 * level / curvature;  // need e^t - 1 - t >= y
-    if (visit(std::sqrt(2.0 * y))) visit(2.0 + std::log1p(y));
+    const double quadratic = std::sqrt(2.0 * y);
+    // 2 + log1p(y) >= 2 can be the smaller bound only where the quadratic one exceeds 2: a
+    // larger bound changes neither a minimum nor a "limit <= every bound" test, so it is skipped.
+    if (visit(quadratic) && quadratic > 2.0) visit(2.0 + std::log1p(y));
   }
 }
 
