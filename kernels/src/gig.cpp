@@ -204,14 +204,30 @@ double drop_root(const Shape& shape, int direction, double level, double high, d
   }
   const double sign = direction;
   double low = 0.0;
-  double t = high;
   double f, derivative;  // value(t) and its derivative in t
   auto evaluate = [&](double at) {
     shape.evaluate(sign * at, f, derivative);
     f += level;
     derivative *= sign;
   };
+  // Newton starts from the drop of the local quadratic model, descent t + curvature t^2 / 2 =
+  // level (descent and curvature of the offset at 0), where that lies inside the bracket: for
+  // the near-Gaussian peaks of high-dimensional pairs it is within the tolerance already, where
+  // Newton from `high` took several steps. Either side of the root is fine: Newton from below
+  // overshoots once (the offset is concave), and the bracket keeps every step inside.
+  const double descent = std::max(0.0, -sign * (shape.p - 0.5 * shape.b + 0.5 * shape.a));
+  const double curvature = 0.5 * (shape.a + shape.b);
+  const double start =
+      2.0 * level / (descent + std::sqrt(descent * descent + 2.0 * level * curvature));
+  double t = start > 0.0 && start < high ? start : high;
   evaluate(t);
+  if (t < high) {
+    if (f > 0.0) {
+      low = t;
+    } else {
+      high = t;
+    }
+  }
   for (int iteration = 0; iteration < 200; ++iteration) {
     if (std::fabs(f) <= tolerance || high - low <= 1e-12 * std::max(1.0, high)) break;
     double next = t - f / derivative;
