@@ -20,27 +20,22 @@ constexpr std::size_t kLanes = 8;
 // two ymm registers in the AVX2 one, four xmm in the baseline. (Written as scalar lanes, GCC's
 // vectorizer turned four rows summed side by side into permutations of loads.) The helpers are
 // forced inline so that each copy gets its own code rather than calling a baseline one.
+//
+// The lambdas that give the terms are forced inline too, and Blocks never travel by value
+// through a call: helpers and lambdas take and fill them by reference. A lambda is a function of
+// its own, which the SIMD copies do not clone; left out of line (as the AddressSanitizer build
+// left them), a baseline lambda returning a Block to an AVX-512 caller passed it by another
+// convention, and the kernel read through a wrong pointer. (GCC warns of such calls with
+// -Wpsabi; none are left.) Out of line, the lambdas also cost the kernels 10 %.
 using Block = double __attribute__((vector_size(kLanes * sizeof(double))));
 using HalfBlock = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
-
-[[gnu::always_inline]] inline Block load_block(const double* at) {
-  Block block;
-  std::memcpy(&block, at, sizeof block);
-  return block;
-}
-
-[[gnu::always_inline]] inline HalfBlock load_half_block(const double* at) {
-  HalfBlock half;
-  std::memcpy(&half, at, sizeof half);
-  return half;
-}
 
 // Ends a sum whose whole blocks are in `lanes` (lane l holds the terms k = l mod 8 so far), from
 // term k on (fewer than eight left): a tail of four terms into lanes 0-3, of two into lanes 4
 // and 5, of one into lane 6; then the lanes joined as ((0 + 4) + (1 + 5)) + ((2 + 6) + (3 + 7)).
 template <typename Term>
-[[gnu::always_inline]] inline double finish_sum(Block lanes, std::size_t k, std::size_t count,
-                                                const Term& term) {
+[[gnu::always_inline]] inline double finish_sum(const Block& lanes, std::size_t k,
+                                                std::size_t count, const Term& term) {
   HalfBlock low = __builtin_shufflevector(lanes, lanes, 0, 1, 2, 3);
   HalfBlock high = __builtin_shufflevector(lanes, lanes, 4, 5, 6, 7);
   if (k + 4 <= count) {
@@ -58,13 +53,16 @@ template <typename Term>
 }
 
 // sum_k term(k) for k < count in eight interleaved partial sums: whole blocks of eight
-// (block(k) gives terms k ... k + 7), then finish_sum.
+// (block(k, terms) fills terms with terms k ... k + 7), then finish_sum.
 template <typename BlockTerm, typename Term>
 [[gnu::always_inline]] inline double interleaved_sum(std::size_t count, const BlockTerm& block,
                                                      const Term& term) {
-  Block lanes = {};
+  Block lanes = {}, terms;
   const std::size_t blocks_end = count / kLanes * kLanes;
-  for (std::size_t k = 0; k < blocks_end; k += kLanes) lanes += block(k);
+  for (std::size_t k = 0; k < blocks_end; k += kLanes) {
+    block(k, terms);
+    lanes += terms;
+  }
   return finish_sum(lanes, blocks_end, count, term);
 }
 
@@ -73,19 +71,23 @@ template <typename BlockTerm, typename Term>
 // chains. Each row still adds the same terms in the same order as interleaved_sum: same bits.
 constexpr std::size_t kRowsTogether = 4;
 
-// Adds blocks [0, blocks_end) of kRowsTogether rows (block(r, k): row r's terms k ... k + 7)
-// into their lanes.
+// Adds blocks [0, blocks_end) of kRowsTogether rows (block(r, k, terms): row r's terms
+// k ... k + 7) into their lanes.
 template <typename BlockTerm>
 [[gnu::always_inline]] inline void add_blocks_together(Block (&lanes)[kRowsTogether],
                                                        std::size_t blocks_end,
                                                        const BlockTerm& block) {
   static_assert(kRowsTogether == 4);
-  Block first = lanes[0], second = lanes[1], third = lanes[2], fourth = lanes[3];
+  Block first = lanes[0], second = lanes[1], third = lanes[2], fourth = lanes[3], terms;
   for (std::size_t k = 0; k < blocks_end; k += kLanes) {
-    first += block(0, k);
-    second += block(1, k);
-    third += block(2, k);
-    fourth += block(3, k);
+    block(0, k, terms);
+    first += terms;
+    block(1, k, terms);
+    second += terms;
+    block(2, k, terms);
+    third += terms;
+    block(3, k, terms);
+    fourth += terms;
   }
   lanes[0] = first;
   lanes[1] = second;
@@ -93,15 +95,16 @@ template <typename BlockTerm>
   lanes[3] = fourth;
 }
 
-// finish_sum for four rows at once, row j from term begin[j] to its end[j] (half(j, k): row j's
-// terms k ... k + 3, term(j, k): its term k): each row's tails go into its own lanes as in
-// finish_sum, then the four rows' lane pairs are transposed so that the last two levels of the
-// join run once for all four, each row's in its order.
+// finish_sum for four rows at once into `sums`, row j from term begin[j] to its end[j]
+// (half(j, k, terms): row j's terms k ... k + 3; term(j, k): its term k). Each row's tails go
+// into its own lanes as in finish_sum, then the four rows' lane pairs are transposed so that the
+// last two levels of the join run once for all four, each row's in its order.
 template <typename HalfTerm, typename Term>
-[[gnu::always_inline]] inline HalfBlock finish_four_sums(const Block (&lanes)[4],
-                                                         const std::size_t (&begin)[4],
-                                                         const std::size_t (&end)[4],
-                                                         const HalfTerm& half, const Term& term) {
+[[gnu::always_inline]] inline void finish_four_sums(const Block (&lanes)[4],
+                                                    const std::size_t (&begin)[4],
+                                                    const std::size_t (&end)[4],
+                                                    const HalfTerm& half, const Term& term,
+                                                    HalfBlock& sums) {
   HalfBlock pairs[4];
 #pragma GCC unroll 4
   for (std::size_t j = 0; j < 4; ++j) {
@@ -110,7 +113,9 @@ template <typename HalfTerm, typename Term>
     std::size_t k = begin[j];
     const std::size_t count = end[j];
     if (k + 4 <= count) {
-      low += half(j, k);
+      HalfBlock terms;
+      half(j, k, terms);
+      low += terms;
       k += 4;
     }
     if (k + 2 <= count) {
@@ -130,19 +135,36 @@ template <typename HalfTerm, typename Term>
   const HalfBlock column1 = __builtin_shufflevector(odd01, odd23, 0, 1, 4, 5);
   const HalfBlock column2 = __builtin_shufflevector(even01, even23, 2, 3, 6, 7);
   const HalfBlock column3 = __builtin_shufflevector(odd01, odd23, 2, 3, 6, 7);
-  return (column0 + column1) + (column2 + column3);
+  sums = (column0 + column1) + (column2 + column3);
 }
 
-[[gnu::always_inline]] inline Block squared_difference(const double* x, const double* y) {
-  const Block difference = load_block(x) - load_block(y);
-  return difference * difference;
+// (x - y)^2 for the eight (or four) coordinates from x and y.
+template <typename Vector>
+[[gnu::always_inline]] inline void squared_differences(const double* x, const double* y,
+                                                       Vector& terms) {
+  Vector from_x, from_y;
+  std::memcpy(&from_x, x, sizeof from_x);
+  std::memcpy(&from_y, y, sizeof from_y);
+  const Vector difference = from_x - from_y;
+  terms = difference * difference;
+}
+
+// a * b for the eight (or four) entries from a and b.
+template <typename Vector>
+[[gnu::always_inline]] inline void products(const double* a, const double* b, Vector& terms) {
+  Vector from_a, from_b;
+  std::memcpy(&from_a, a, sizeof from_a);
+  std::memcpy(&from_b, b, sizeof from_b);
+  terms = from_a * from_b;
 }
 
 [[gnu::always_inline]] inline double interleaved_squared_distance(const double* x, const double* y,
                                                                   std::size_t d) {
   return interleaved_sum(
-      d, [&](std::size_t k) { return squared_difference(x + k, y + k); },
-      [&](std::size_t k) {
+      d,
+      [&](std::size_t k, Block & terms)
+          __attribute__((always_inline)) { squared_differences(x + k, y + k, terms); },
+      [&](std::size_t k) __attribute__((always_inline)) {
         const double difference = x[k] - y[k];
         return difference * difference;
       });
@@ -159,21 +181,22 @@ template <typename Row>
     const double* y[kRowsTogether];
     for (std::size_t j = 0; j < kRowsTogether; ++j) y[j] = row(r + j);
     Block lanes[kRowsTogether] = {};
-    add_blocks_together(lanes, blocks_end, [&](std::size_t j, std::size_t k) {
-      return squared_difference(x + k, y[j] + k);
-    });
+    add_blocks_together(
+        lanes, blocks_end,
+        [&](std::size_t j, std::size_t k, Block & terms)
+            __attribute__((always_inline)) { squared_differences(x + k, y[j] + k, terms); });
     const std::size_t begins[4] = {blocks_end, blocks_end, blocks_end, blocks_end};
     const std::size_t ends[4] = {d, d, d, d};
-    const HalfBlock sums = finish_four_sums(
+    HalfBlock sums;
+    finish_four_sums(
         lanes, begins, ends,
-        [&](std::size_t j, std::size_t k) {
-          const HalfBlock difference = load_half_block(x + k) - load_half_block(y[j] + k);
-          return difference * difference;
-        },
-        [&](std::size_t j, std::size_t k) {
+        [&](std::size_t j, std::size_t k, HalfBlock & terms)
+            __attribute__((always_inline)) { squared_differences(x + k, y[j] + k, terms); },
+        [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
           const double difference = x[k] - y[j][k];
           return difference * difference;
-        });
+        },
+        sums);
     std::memcpy(out + r, &sums, sizeof sums);
   }
   for (; r < count; ++r) out[r] = interleaved_squared_distance(x, row(r), d);
@@ -182,8 +205,10 @@ template <typename Row>
 [[gnu::always_inline]] inline double interleaved_dot(const double* a, const double* b,
                                                      std::size_t count) {
   return interleaved_sum(
-      count, [&](std::size_t k) { return load_block(a + k) * load_block(b + k); },
-      [&](std::size_t k) { return a[k] * b[k]; });
+      count,
+      [&](std::size_t k, Block & terms)
+          __attribute__((always_inline)) { products(a + k, b + k, terms); },
+      [&](std::size_t k) __attribute__((always_inline)) { return a[k] * b[k]; });
 }
 
 }  // namespace
@@ -228,23 +253,29 @@ void dots_with(const double* const* rows, const std::size_t* lengths, std::size_
     for (std::size_t j = 1; j < kRowsTogether; ++j)
       common_end = std::min(common_end, lengths[r + j] / kLanes * kLanes);
     Block lanes[kRowsTogether] = {};
-    add_blocks_together(lanes, common_end, [&](std::size_t j, std::size_t k) {
-      return load_block(rows[r + j] + k) * load_block(weights + k);
-    });
+    add_blocks_together(
+        lanes, common_end,
+        [&](std::size_t j, std::size_t k, Block & terms)
+            __attribute__((always_inline)) { products(rows[r + j] + k, weights + k, terms); });
     std::size_t blocks_end[kRowsTogether], length[kRowsTogether];
     for (std::size_t j = 0; j < kRowsTogether; ++j) {
       const double* row = rows[r + j];
       length[j] = lengths[r + j];
       blocks_end[j] = length[j] / kLanes * kLanes;
-      for (std::size_t k = common_end; k < blocks_end[j]; k += kLanes)
-        lanes[j] += load_block(row + k) * load_block(weights + k);
+      Block terms;
+      for (std::size_t k = common_end; k < blocks_end[j]; k += kLanes) {
+        products(row + k, weights + k, terms);
+        lanes[j] += terms;
+      }
     }
-    const HalfBlock sums = finish_four_sums(
+    HalfBlock sums;
+    finish_four_sums(
         lanes, blocks_end, length,
-        [&](std::size_t j, std::size_t k) {
-          return load_half_block(rows[r + j] + k) * load_half_block(weights + k);
-        },
-        [&](std::size_t j, std::size_t k) { return rows[r + j][k] * weights[k]; });
+        [&](std::size_t j, std::size_t k, HalfBlock & terms)
+            __attribute__((always_inline)) { products(rows[r + j] + k, weights + k, terms); },
+        [&](std::size_t j, std::size_t k)
+            __attribute__((always_inline)) { return rows[r + j][k] * weights[k]; },
+        sums);
     std::memcpy(out + r, &sums, sizeof sums);
   }
   for (; r < count; ++r) out[r] = interleaved_dot(rows[r], weights, lengths[r]);
