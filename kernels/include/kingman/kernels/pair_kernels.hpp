@@ -21,8 +21,9 @@ double squared_distance_reference(const double* x, const double* y, std::size_t 
 // The same sum in eight interleaved partial sums (SIMD).
 double squared_distance(const double* x, const double* y, std::size_t d);
 
-// out[k] = squared_distance(x, rows[k], d) for k < count: one point against rows anywhere in
-// memory (the SMC's clusters each own their mean).
+// out[k] = squared_distance(x, rows[k], d) for k < count, bit for bit: one point against rows
+// anywhere in memory (the SMC's clusters each own their mean). Rows are summed four side by
+// side, each in squared_distance's order.
 void squared_distances_to_rows(const double* x, const double* const* rows, std::size_t count,
                                std::size_t d, double* out);
 
@@ -34,8 +35,9 @@ void squared_distances_to_block(const double* x, const double* block, std::size_
 // sum_k a[k] b[k] in eight interleaved partial sums (SIMD).
 double dot(const double* a, const double* b, std::size_t count);
 
-// out[r] = dot(rows[r], weights, lengths[r]) for r < count: many rows against one weight vector
-// in one call (MPost2's owner rows against the per-cluster factors).
+// out[r] = dot(rows[r], weights, lengths[r]) for r < count, bit for bit: many rows against one
+// weight vector in one call (MPost2's owner rows against the per-cluster factors), four rows
+// side by side as far as they all reach.
 void dots_with(const double* const* rows, const std::size_t* lengths, std::size_t count,
                const double* weights, double* out);
 
