@@ -328,14 +328,18 @@ Panel offset_panel(const Shape& shape, double a, double b) {
   const double middle = 0.5 * (a + b);
   const double half_width = 0.5 * (b - a);
   // points[0] = middle, points[2i - 1] = middle + h x_i, points[2i] = middle - h x_i.
-  double points[2 * kNodes], values[2 * kNodes];
+  // Padded with copies of the middle to a multiple of eight, so that every value comes from the
+  // SIMD loop of exp_offsets (the same operations as its scalar remainder, so the same bits):
+  // 42 values left two to the scalar remainder, which cost more than the six padding lanes.
+  constexpr std::size_t kPadded = (2 * kNodes + 7) / 8 * 8;
+  double points[kPadded], values[kPadded];
   points[0] = middle;
   for (std::size_t i = 1; i < kNodes; ++i) {
     points[2 * i - 1] = middle + half_width * nodes[i];
     points[2 * i] = middle - half_width * nodes[i];
   }
-  points[2 * kNodes - 1] = middle;  // padding to an even count
-  exp_offsets(shape.p, shape.a, shape.b, points, values, 2 * kNodes);
+  for (std::size_t k = 2 * kNodes - 1; k < kPadded; ++k) points[k] = middle;
+  exp_offsets(shape.p, shape.a, shape.b, points, values, kPadded);
   for (std::size_t k = 0; k < 2 * kNodes; ++k) {
     // exp_pair's range ends at |w| = 708; beyond it (only far-reaching flat flanks get there)
     // the scalar form with libm's overflow and underflow.
