@@ -86,6 +86,35 @@ TEST(VectorMath, SqrtArrayIsCorrectlyRounded) {
   for (std::size_t k = 0; k < x.size(); ++k) EXPECT_EQ(out[k], std::sqrt(x[k]));
 }
 
+// A value is the same bits wherever it sits: in a whole block of eight, or in the last, partial
+// block that the kernels finish through a padded copy; for every count 1 ... 20 and in place.
+TEST(VectorMath, ArrayKernelsGiveTheSameBitsInEveryPosition) {
+  std::mt19937_64 engine(23);
+  std::uniform_real_distribution<double> argument(-700.0, 700.0);
+  std::vector<double> x(64);
+  for (double& v : x) v = argument(engine);
+  std::vector<double> positive(64);
+  for (std::size_t k = 0; k < 64; ++k) positive[k] = std::exp2(x[k]);
+  std::vector<double> exp_all(64), log_all(64), sqrt_all(64);
+  exp_array(x.data(), exp_all.data(), 64);
+  log_array(positive.data(), log_all.data(), 64);
+  sqrt_array(positive.data(), sqrt_all.data(), 64);
+  for (std::size_t count = 1; count <= 20; ++count) {
+    for (std::size_t first : {std::size_t{0}, std::size_t{5}, 64 - count}) {
+      std::vector<double> part(x.begin() + first, x.begin() + first + count);
+      exp_array(part.data(), part.data(), count);  // in place
+      std::vector<double> logs(count), roots(count);
+      log_array(positive.data() + first, logs.data(), count);
+      sqrt_array(positive.data() + first, roots.data(), count);
+      for (std::size_t k = 0; k < count; ++k) {
+        EXPECT_EQ(part[k], exp_all[first + k]) << "count " << count << ", entry " << first + k;
+        EXPECT_EQ(logs[k], log_all[first + k]) << "count " << count << ", entry " << first + k;
+        EXPECT_EQ(roots[k], sqrt_all[first + k]) << "count " << count << ", entry " << first + k;
+      }
+    }
+  }
+}
+
 // The batched Bessel terms against the scalar fit (same pieces, logs a few ulps apart) and
 // against log_bessel_k itself, inside and outside the fitted range, for the orders of d = 1 to
 // d = 1000; `out` may alias `x`.
