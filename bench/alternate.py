@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs whole-process commands alternately and reports the median wall and CPU time of each.
+"""Runs commands alternately and reports the median wall and CPU time of each, and of each
+command against the first, round by round.
 
 On a shared machine whose speed drifts from minute to minute, timing one binary after another
 compares two different machines; alternating them (and reversing the order every other round)
@@ -10,10 +11,23 @@ puts both under the same drift. CPU time is user + system of the process and its
         'old/kingman fit g64.csv -a mpost2 -p 100 --covariance identity --threads 1 --linkage /dev/null' \\
         'build/bin/kingman fit g64.csv -a mpost2 -p 100 --covariance identity --threads 1 --linkage /dev/null'
 
-Prints, per command: median wall and CPU in ms with their quartiles. Exits non-zero if any run
-fails (its output is shown).
+With --benchmark FILTER the commands are Google Benchmark programs instead (bench/README.md):
+each run is one call of the program on the one benchmark that FILTER selects, with
+--repetitions repetitions, and its wall and CPU times are the median repetition's real_time
+and cpu_time; so the engine is timed without the process's start-up.
+
+    /usr/bin/python3 bench/alternate.py --rounds 9 --benchmark 'Mpost2/n:64/d:64/N:100/threads:1' \\
+        old/bench/smc_bench build/bench/smc_bench
+
+Prints, per command: median wall and CPU in ms with their quartiles; then, per command after
+the first, the median of its round-by-round ratios to the first command (each round's pair ran
+within seconds, under the same drift) with a 95 % confidence interval for that median from the
+ratios' order statistics (distribution-free). Exits non-zero if any run fails (its output is
+shown).
 """
 import argparse
+import json
+import math
 import os
 import statistics
 import subprocess
@@ -34,6 +48,40 @@ def run_once(command):
     return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3
 
 
+MILLISECONDS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def run_benchmark_once(program, benchmark_filter, repetitions):
+    """The median repetition's real and CPU time (ms) of the one benchmark that the filter
+    selects in a Google Benchmark program."""
+    arguments = [program, f"--benchmark_filter={benchmark_filter}",
+                 f"--benchmark_repetitions={repetitions}",
+                 "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
+    result = subprocess.run(arguments, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"alternate.py: '{' '.join(arguments)}' failed:\n{result.stderr}")
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError as error:
+        sys.exit(f"alternate.py: {program} did not print a JSON report ({error})")
+    # One repetition is reported as its run; more as aggregates, of which the median is taken.
+    entries = report.get("benchmarks", [])
+    if repetitions == 1:
+        medians = [entry for entry in entries if entry.get("run_type") == "iteration"]
+    else:
+        medians = [entry for entry in entries if entry.get("aggregate_name") == "median"]
+    names = sorted({entry.get("run_name", entry.get("name", "?")) for entry in medians})
+    if len(names) != 1:
+        found = ", ".join(names) if names else "none"
+        sys.exit(f"alternate.py: --benchmark '{benchmark_filter}' must select exactly one "
+                 f"benchmark of {program}; it selected: {found}")
+    entry = medians[0]
+    scale = MILLISECONDS_PER_UNIT.get(entry.get("time_unit", "ns"))
+    if scale is None:
+        sys.exit(f"alternate.py: unknown time unit '{entry.get('time_unit')}' in {program}'s report")
+    return entry["real_time"] * scale, entry["cpu_time"] * scale
+
+
 def quartiles(values):
     if len(values) < 2:
         return values[0], values[0]
@@ -41,16 +89,52 @@ def quartiles(values):
     return q[0], q[2]
 
 
+def median_interval(values, confidence=0.95):
+    """A distribution-free interval for the median: order statistics k and n + 1 - k, with k the
+    largest for which P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2. None when n is too small
+    for any k >= 1 (n < 6 at 95 %)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    tail = (1.0 - confidence) / 2.0
+    k, below = 0, 0.0
+    while k < n // 2:
+        below_next = below + math.comb(n, k) / 2.0**n  # P(Binomial < k + 1)
+        if below_next > tail:
+            break
+        below = below_next
+        k += 1
+    if k == 0:
+        return None
+    return ordered[k - 1], ordered[n - k]
+
+
+def percent(ratio):
+    return f"{100.0 * (ratio - 1.0):+.1f} %"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=11, help="runs of each command")
-    parser.add_argument("commands", nargs="+", help="shell commands to compare")
+    parser.add_argument("--benchmark", metavar="FILTER",
+                        help="the commands are Google Benchmark programs; time the one "
+                             "benchmark this filter selects")
+    parser.add_argument("--repetitions", type=int, default=5,
+                        help="with --benchmark: repetitions per run (their median is the run's)")
+    parser.add_argument("commands", nargs="+", help="shell commands (or programs) to compare")
     args = parser.parse_args()
+    if args.rounds < 1 or args.repetitions < 1:
+        sys.exit("alternate.py: --rounds and --repetitions must be at least 1")
+
+    def run(command):
+        if args.benchmark is not None:
+            return run_benchmark_once(command, args.benchmark, args.repetitions)
+        return run_once(command)
+
     times = {command: ([], []) for command in args.commands}
     for round_index in range(args.rounds):
         order = args.commands if round_index % 2 == 0 else args.commands[::-1]
         for command in order:
-            wall, cpu = run_once(command)
+            wall, cpu = run(command)
             times[command][0].append(wall)
             times[command][1].append(cpu)
     print(f"{args.rounds} rounds, load average {os.getloadavg()[0]:.2f}")
@@ -59,6 +143,16 @@ def main():
         wq, cq = quartiles(wall), quartiles(cpu)
         print(f"wall {statistics.median(wall):9.2f} ms [{wq[0]:.2f}, {wq[1]:.2f}]   "
               f"cpu {statistics.median(cpu):9.2f} ms [{cq[0]:.2f}, {cq[1]:.2f}]   {command}")
+    first = args.commands[0]
+    for command in args.commands[1:]:
+        parts = []
+        for label, index in (("wall", 0), ("cpu", 1)):
+            ratios = [b / a for a, b in zip(times[first][index], times[command][index])]
+            interval = median_interval(ratios)
+            bounds = (f" [{percent(interval[0])}, {percent(interval[1])}]" if interval
+                      else " (too few rounds for a 95 % interval)")
+            parts.append(f"{label} {percent(statistics.median(ratios))}{bounds}")
+        print(f"against the first, round by round: {', '.join(parts)}   {command}")
 
 
 if __name__ == "__main__":
