@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "number_text.hpp"
 #include "vector_clones.hpp"
 #include "vector_math_detail.hpp"
 
@@ -34,10 +35,10 @@ constexpr std::size_t kQuadratureMaxPanels = 200;
 void check_parameters(double p, double chi, double psi, const char* caller) {
   if (!std::isfinite(p) || !(chi >= 0.0) || !std::isfinite(chi) || !(psi > 0.0) ||
       !std::isfinite(psi)) {
-    throw std::domain_error(std::string(caller) +
-                            ": need finite p, chi >= 0 and psi > 0 (got p = " + std::to_string(p) +
-                            ", chi = " + std::to_string(chi) + ", psi = " + std::to_string(psi) +
-                            ")");
+    throw std::domain_error(
+        std::string(caller) +
+        ": need finite p, chi >= 0 and psi > 0 (got p = " + detail::number_text(p) +
+        ", chi = " + detail::number_text(chi) + ", psi = " + detail::number_text(psi) + ")");
   }
 }
 
@@ -439,7 +440,7 @@ double log_gig_interval_integral(double p, double chi, double psi, double lower,
   check_parameters(p, chi, psi, "log_gig_interval_integral");
   if (!(lower >= 0.0) || !(upper >= lower)) {
     throw std::domain_error("log_gig_interval_integral: need 0 <= lower <= upper (got " +
-                            std::to_string(lower) + ", " + std::to_string(upper) + ")");
+                            detail::number_text(lower) + ", " + detail::number_text(upper) + ")");
   }
   if (lower == upper) return -kInfinity;
   if (lower == 0.0 && chi == 0.0 && p <= 0.0) return kInfinity;  // diverges at 0
@@ -476,7 +477,7 @@ double upper_integral_scaled(double p, double chi, double psi, Point mode, Point
 void check_lower_limit(double r) {
   if (!(r > 0.0) || !std::isfinite(r)) {
     throw std::domain_error("log_gig_upper_integral_scaled: need finite r > 0 (got " +
-                            std::to_string(r) + ")");
+                            detail::number_text(r) + ")");
   }
 }
 
@@ -513,12 +514,12 @@ TruncatedGigSampler::TruncatedGigSampler(double p, double chi, double psi, doubl
   check_parameters(p, chi, psi, "TruncatedGigSampler");
   if (!(lower >= 0.0) || !(upper > lower)) {
     throw std::domain_error("TruncatedGigSampler: need 0 <= lower < upper (got " +
-                            std::to_string(lower) + ", " + std::to_string(upper) + ")");
+                            detail::number_text(lower) + ", " + detail::number_text(upper) + ")");
   }
   if (lower == 0.0 && chi == 0.0 && p <= 0.0) {
     throw std::domain_error(
         "TruncatedGigSampler: chi = 0 with p <= 0 is improper near s = 0 (p = " +
-        std::to_string(p) + ")");
+        detail::number_text(p) + ")");
   }
   const Point lower_point = point_from_s(lower);
   const Point upper_point = point_from_s(upper);

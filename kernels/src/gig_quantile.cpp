@@ -11,6 +11,7 @@
 
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/gig_tail.hpp"
+#include "number_text.hpp"
 
 namespace kingman::kernels {
 namespace {
@@ -199,8 +200,8 @@ double gig_truncated_quantile(double p, double chi, double psi, double lower, do
 double gig_truncated_quantile_excess(double p, double chi, double psi, double lower, double w,
                                      double log_upper_mass) {
   if (!(w > 0.0 && w < 1.0)) {
-    throw std::domain_error("gig_truncated_quantile: need w in (0, 1) (got " + std::to_string(w) +
-                            ")");
+    throw std::domain_error("gig_truncated_quantile: need w in (0, 1) (got " +
+                            detail::number_text(w) + ")");
   }
   if (!(lower >= 0.0) || !std::isfinite(lower) || !std::isfinite(log_upper_mass)) {
     throw std::domain_error(

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 namespace kingman::kernels {
 
 namespace {
@@ -96,8 +98,8 @@ QuickTruncatedGigSampler::QuickTruncatedGigSampler(double p, double chi, double 
     throw std::domain_error(
         "QuickTruncatedGigSampler: need finite p, chi >= 0, psi > 0 and "
         "lower >= 0 (got p = " +
-        std::to_string(p) + ", chi = " + std::to_string(chi) + ", psi = " + std::to_string(psi) +
-        ", lower = " + std::to_string(lower) + ")");
+        detail::number_text(p) + ", chi = " + detail::number_text(chi) +
+        ", psi = " + detail::number_text(psi) + ", lower = " + detail::number_text(lower) + ")");
   }
   // The GIG mode, the root of psi s^2 - 2 p s - chi = 0, without cancellation for either sign
   // of p; 0 when chi = 0 and p <= 0.
@@ -107,7 +109,7 @@ QuickTruncatedGigSampler::QuickTruncatedGigSampler(double p, double chi, double 
     throw std::domain_error(
         "QuickTruncatedGigSampler: chi = 0 with p <= 0 is improper near "
         "s = 0 (p = " +
-        std::to_string(p) + ")");
+        detail::number_text(p) + ")");
   }
   const bool at_lower = !(free_mode > lower);
   mode_ = at_lower ? lower : free_mode;
@@ -141,9 +143,10 @@ QuickTruncatedGigSampler::QuickTruncatedGigSampler(double p, double chi, double 
   middle_mass_ = left_width_ + right_width_;
   if (!(right_slope_ < 0.0) || (left_mass_ > 0.0 && !(left_slope_ > 0.0)) ||
       !std::isfinite(envelope_mass())) {
-    throw std::domain_error("QuickTruncatedGigSampler: no envelope for p = " + std::to_string(p) +
-                            ", chi = " + std::to_string(chi) + ", psi = " + std::to_string(psi) +
-                            ", lower = " + std::to_string(lower));
+    throw std::domain_error(
+        "QuickTruncatedGigSampler: no envelope for p = " + detail::number_text(p) +
+        ", chi = " + detail::number_text(chi) + ", psi = " + detail::number_text(psi) +
+        ", lower = " + detail::number_text(lower));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
 #include "vector_clones.hpp"
 #include "vector_math_detail.hpp"
 
@@ -79,8 +80,8 @@ double log_gig_lower_tail_laguerre(double p, double chi, double psi, double r) {
     throw std::domain_error(
         "log_gig_lower_tail_laguerre: need finite p, chi >= 0, psi > 0, "
         "r > 0 (got p = " +
-        std::to_string(p) + ", chi = " + std::to_string(chi) + ", psi = " + std::to_string(psi) +
-        ", r = " + std::to_string(r) + ")");
+        detail::number_text(p) + ", chi = " + detail::number_text(chi) +
+        ", psi = " + detail::number_text(psi) + ", r = " + detail::number_text(r) + ")");
   }
   static const LaguerreRule rule = make_rule();
   const double a_term = chi / r, b_term = psi * r;   // chi e^{-u} and psi e^{u} at u = log r

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 namespace kingman::kernels {
 namespace {
 
@@ -21,7 +23,7 @@ WeightSummary summarize(std::span<const double> weights, const char* caller) {
     const double w = weights[i];
     if (!(w >= 0.0) || !std::isfinite(w)) {
       throw std::domain_error(std::string(caller) + ": weight " + std::to_string(i) + " is " +
-                              std::to_string(w) + " (weights must be finite and >= 0)");
+                              detail::number_text(w) + " (weights must be finite and >= 0)");
     }
     if (w > 0.0) last_positive = i;
     total += w;

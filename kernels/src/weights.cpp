@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 namespace kingman::kernels {
 namespace {
 
@@ -51,7 +53,7 @@ double effective_sample_size(std::span<const double> weights) {
     const double w = weights[i];
     if (!(w >= 0.0) || !std::isfinite(w)) {
       throw std::domain_error("effective_sample_size: weight " + std::to_string(i) + " is " +
-                              std::to_string(w));
+                              detail::number_text(w));
     }
     if (w > maximum) maximum = w;
   }

@@ -141,6 +141,8 @@ TEST(CliFit, BadInputExitsThreeWithAClearMessageAndNoOutput) {
       {"infinite", "1,2\n3,inf\n5,6\n", "infinite"},
       {"one_row", "1,2\n", "at least two rows"},
       {"blank", "\n\n", "no data rows"},
+      {"huge", "1e200,1\n-1e200,2\n3,4\n", "column 1 spans -1e+200 (row 2) to 1e+200 (row 1)"},
+      {"tiny", "1e-200,1\n2e-200,2\n3,4\n", "column 1 has 1e-200 (row 1) and 2e-200 (row 2)"},
   };
   for (const BadInput& c : cases) {
     TempDir dir;

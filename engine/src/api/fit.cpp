@@ -14,6 +14,7 @@
 #include "kingman/inference/smc.hpp"
 #include "kingman/memory_budget.hpp"
 #include "kingman/model/covariance.hpp"
+#include "kingman/model/numeric_range.hpp"
 #include "kingman/model/tree_likelihood.hpp"
 
 namespace kingman {
@@ -51,6 +52,18 @@ void check_options(const Table& data, const FitOptions& options) {
     throw OptionError("--covariance full needs complete data, but " + data.source +
                       " has missing entries; use learned, diagonal, isotropic or identity");
   }
+}
+
+// The data whitened by `covariance`, checked like the data themselves (check_brownian_range):
+// a learned scale can shrink a column's differences (identity whitening changes nothing).
+WhitenedData whiten_in_range(const Table& data, const Covariance& covariance) {
+  WhitenedData whitened = whiten(data, covariance);
+  if (covariance.kind != CovarianceKind::identity) {
+    check_brownian_range(
+        whitened.x.data(), whitened.n, whitened.d,
+        data.source + " (whitened by the " + to_string(covariance.kind) + " covariance)");
+  }
+  return whitened;
 }
 
 // Mean per-column variance of whitened data, the time scale of a typical pairwise coalescence.
@@ -145,9 +158,10 @@ FitResult fit(const Table& data, const FitOptions& options) {
         "algorithm for " +
         data.source);
   }
+  check_brownian_range(data.values.data(), data.rows, data.cols, data.source);
   const BrownianOptions& brownian = options.brownian;
   Covariance covariance = initial_covariance(data, brownian.covariance, brownian.shrinkage);
-  WhitenedData whitened = whiten(data, covariance);
+  WhitenedData whitened = whiten_in_range(data, covariance);
   const double leaf_variance = choose_leaf_variance(data, options, whitened);
 
   const int rounds = brownian.covariance == CovarianceKind::identity ? 0 : brownian.learning_rounds;
@@ -159,7 +173,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
   for (int round = 1; round <= rounds; ++round) {
     covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
-    whitened = whiten(data, covariance);
+    whitened = whiten_in_range(data, covariance);
     tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
     if (options.verbose) {
       std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "

@@ -11,7 +11,10 @@
 // batch its distance computations.
 // merge(a, b, height): merge slot a into slot b (a < b) at `height`, the score clamped to the
 // previous merge's height.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <concepts>
 #include <limits>
 #include <numeric>
@@ -20,6 +23,7 @@
 
 #include "condensed_index.hpp"
 #include "indexed_min_heap.hpp"
+#include "kingman/error.hpp"
 #include "kingman/tree/merge_tree.hpp"
 
 namespace kingman::detail {
@@ -82,14 +86,25 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   }
   for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
 
+  // A NaN height would never equal its heap key, and the loop below would rescan its row forever:
+  // stop with the pair instead.
+  auto check_top = [&](std::size_t a) {
+    if (std::isnan(heap.key(a))) {
+      throw NumericalError(
+          fmt::format("greedy linkage: the merge height of nodes {} and {} is not a number",
+                      node_id[a], node_id[best_partner[a]]));
+    }
+  };
   double current_height = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     std::size_t a = heap.top();
+    check_top(a);
     // The heap holds lower bounds; a row whose best partner merged is rescanned until the top
     // is exact, and then it is the global minimum.
     while (!active[best_partner[a]] || height(a, best_partner[a]) != heap.key(a)) {
       rescan(a);
       a = heap.top();
+      check_top(a);
     }
     const std::size_t b = best_partner[a];
     const double merge_height = std::max(height(a, b), current_height);

@@ -40,8 +40,9 @@ void RateOnePair::log_kill_factors(const double* eps, const double* offset,
         survival_bound(shape, eps[k], mode[k], offset_now[k], spread[k], logs[k]);
     const bool bounded = (bound.log_ratio < kInf) & (r >= std::numeric_limits<double>::min());
     certain[k] =
-        bounded & (bound.scale >= 1e-6) & (bound.log_ratio < kLogNegligible - 14.0 - margin) ? 1.0
-                                                                                             : 0.0;
+        (bounded & (bound.scale >= 1e-6) & (bound.log_ratio < kLogNegligible - 14.0 - margin))
+            ? 1.0
+            : 0.0;
   }
   for (std::size_t k = 0; k < count; ++k) {
     if (!(offset_now[k] > offset[k])) {

@@ -1,0 +1,104 @@
+#include "kingman/model/numeric_range.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kingman/error.hpp"
+
+namespace kingman {
+
+double largest_brownian_spread(std::size_t rows) {
+  return std::sqrt(std::numeric_limits<double>::max() / 16.0) /
+         static_cast<double>(std::max<std::size_t>(rows, 1));
+}
+
+namespace {
+
+// Two different doubles of magnitude at least m differ by at least m 2^-53 (half an ulp at m),
+// and a value and zero, or values of opposite signs, by at least m; so a column whose nonzero
+// entries are all at least this large needs no search for its closest pair.
+constexpr double kNoCloseValuesFrom = kSmallestBrownianDifference * 0x1p53;
+
+// The closest two different entries of column `col` (value, row), sorted; rows are 0-based.
+struct ClosePair {
+  double low, high;
+  std::size_t low_row, high_row;
+};
+
+ClosePair closest_different_entries(const double* values, std::size_t rows, std::size_t cols,
+                                    std::size_t col) {
+  std::vector<std::pair<double, std::size_t>> entries;
+  entries.reserve(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double v = values[i * cols + col];
+    if (!std::isnan(v)) entries.emplace_back(v, i);
+  }
+  std::sort(entries.begin(), entries.end());
+  ClosePair closest{0.0, std::numeric_limits<double>::infinity(), 0, 0};
+  for (std::size_t k = 1; k < entries.size(); ++k) {
+    const auto& [a, row_a] = entries[k - 1];
+    const auto& [b, row_b] = entries[k];
+    if (b != a && b - a < closest.high - closest.low) closest = {a, b, row_a, row_b};
+  }
+  return closest;
+}
+
+}  // namespace
+
+void check_brownian_range(const double* values, std::size_t rows, std::size_t cols,
+                          const std::string& source) {
+  const double largest = largest_brownian_spread(rows);
+  double squared_spreads = 0.0;  // sum over columns of (spread / largest)^2
+  for (std::size_t col = 0; col < cols; ++col) {
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    double smallest_magnitude = std::numeric_limits<double>::infinity();  // of nonzero entries
+    std::size_t low_row = 0, high_row = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const double v = values[i * cols + col];
+      if (std::isnan(v)) continue;
+      if (v < low) {
+        low = v;
+        low_row = i;
+      }
+      if (v > high) {
+        high = v;
+        high_row = i;
+      }
+      if (v != 0.0) smallest_magnitude = std::min(smallest_magnitude, std::fabs(v));
+    }
+    if (!(low <= high)) continue;  // no observed entry
+    const double spread = high - low;
+    if (!(spread <= largest)) {
+      throw InputError(fmt::format(
+          "{}: column {} spans {:g} (row {}) to {:g} (row {}); with {} rows kingman squares "
+          "differences of at most {:.3g} without overflowing double precision: rescale the column",
+          source, col + 1, low, low_row + 1, high, high_row + 1, rows, largest));
+    }
+    squared_spreads += (spread / largest) * (spread / largest);
+    if (smallest_magnitude < kNoCloseValuesFrom) {
+      const ClosePair pair = closest_different_entries(values, rows, cols, col);
+      if (pair.high - pair.low < kSmallestBrownianDifference) {
+        throw InputError(fmt::format(
+            "{}: column {} has {:g} (row {}) and {:g} (row {}), which differ by {:.3g}: squared, "
+            "that underflows double precision (differences below {:.3g} are not used): rescale "
+            "the column",
+            source, col + 1, pair.low, pair.low_row + 1, pair.high, pair.high_row + 1,
+            pair.high - pair.low, kSmallestBrownianDifference));
+      }
+    }
+  }
+  if (!(squared_spreads <= 1.0)) {
+    throw InputError(fmt::format(
+        "{}: the columns' spreads together are too large: squared distances between rows would "
+        "overflow double precision (with {} rows their squares must sum to at most {:.3g}): "
+        "rescale the data",
+        source, rows, largest * largest));
+  }
+}
+
+}  // namespace kingman
