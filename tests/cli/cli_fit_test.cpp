@@ -165,6 +165,26 @@ TEST(CliFit, BadInputExitsThreeWithAClearMessageAndNoOutput) {
   }
 }
 
+// Data on a scale where the SMC algorithms' merge-time computations would lose double precision
+// (identity covariance) are refused for them with exit 3, and still fitted by the greedy ones;
+// the learned covariance (the default) rescales them for every algorithm.
+TEST(CliFit, SmcRefusesDataBeyondItsScaleAndSaysWhatToDo) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1e20,1\n-1e20,2\n3,4\n5,6\n");
+  for (const char* algorithm : {"mpost2", "race", "postpost", "priorprior"}) {
+    const std::string json_path = dir.file(std::string(algorithm) + ".json");
+    const ProcessResult run = kingman_cli({"fit", input, "-a", algorithm, "-p", "4", "--covariance",
+                                           "identity", "--json", json_path});
+    EXPECT_EQ(run.exit_code, 3) << algorithm << ": " << run.err;
+    EXPECT_NE(run.err.find("beyond the 1e+32 up to which the SMC algorithms"), std::string::npos)
+        << run.err;
+    EXPECT_FALSE(std::filesystem::exists(json_path)) << algorithm;
+  }
+  EXPECT_EQ(kingman_cli({"fit", input, "--covariance", "identity"}).exit_code, 0);
+  const ProcessResult learned = kingman_cli({"fit", input, "-a", "mpost2", "-p", "4"});
+  EXPECT_EQ(learned.exit_code, 0) << learned.err;
+}
+
 TEST(CliFit, MissingFileAndBadLabelsAreInputErrors) {
   TempDir dir;
   ProcessResult run = kingman_cli({"fit", dir.file("nope.csv")});

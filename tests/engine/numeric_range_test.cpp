@@ -77,5 +77,25 @@ TEST(BrownianRange, DifferencesWhoseSquareUnderflowsAreRefusedWithBothRows) {
   EXPECT_NE(refusal({0.0, 1e-310}, 2, 1).find("row 1"), std::string::npos);
 }
 
+// check_smc_scale: the sum of the columns' squared spreads times n (n - 1) / 2 against 1e32.
+TEST(BrownianRange, SmcScaleIsTheLargestSquaredDistanceTimesTheLargestRate) {
+  auto smc_refusal = [](const std::vector<double>& values, std::size_t rows, std::size_t cols) {
+    try {
+      check_smc_scale(values.data(), rows, cols, "data.csv");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  // Three rows: rate 3. Spreads 3e15 and 4e15 (missing entry skipped): 2.5e31 * 3 = 7.5e31.
+  EXPECT_EQ(smc_refusal({0, 0, 3e15, kNaN, 1, 4e15}, 3, 2), "");
+  // Spreads 3e15 and 5e15: 3.4e31 * 3 = 1.02e32.
+  const std::string message = smc_refusal({0, 0, 3e15, kNaN, 1, 5e15}, 3, 2);
+  EXPECT_NE(message.find("data.csv: the columns' spreads squared sum to 3.4e+31, so with 3 rows"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("reaches 1.02e+32"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace kingman

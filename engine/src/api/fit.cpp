@@ -197,6 +197,11 @@ FitResult fit(const Table& data, const FitOptions& options) {
     smc_options.ess_threshold = options.ess_threshold;
     smc_options.mpost2_row_sums = options.mpost2_row_sums;
     smc_options.verbose = options.verbose;
+    check_smc_scale(
+        whitened.x.data(), whitened.n, whitened.d,
+        brownian.covariance == CovarianceKind::identity
+            ? data.source
+            : data.source + " (whitened by the " + to_string(brownian.covariance) + " covariance)");
     SmcResult run = run_smc(whitened, leaf_variance, smc_options);
     result.threads = run.threads;
     result.log_evidence = run.log_evidence;

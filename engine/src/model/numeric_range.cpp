@@ -101,4 +101,29 @@ void check_brownian_range(const double* values, std::size_t rows, std::size_t co
   }
 }
 
+void check_smc_scale(const double* values, std::size_t rows, std::size_t cols,
+                     const std::string& source) {
+  double squared_spreads = 0.0;  // bounds every squared distance between two rows
+  for (std::size_t col = 0; col < cols; ++col) {
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const double v = values[i * cols + col];
+      if (std::isnan(v)) continue;
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+    if (low <= high) squared_spreads += (high - low) * (high - low);
+  }
+  const double n = static_cast<double>(rows);
+  const double scale = squared_spreads * 0.5 * n * (n - 1.0);
+  if (!(scale <= kLargestSmcScale)) {
+    throw InputError(fmt::format(
+        "{}: the columns' spreads squared sum to {:.3g}, so with {} rows a squared distance times "
+        "the coalescent rate reaches {:.3g}, beyond the {:.0e} up to which the SMC algorithms "
+        "compute merge times to double precision: rescale the data, keep the learned covariance "
+        "(the default), or use a greedy algorithm",
+        source, squared_spreads, rows, scale, kLargestSmcScale));
+  }
+}
+
 }  // namespace kingman

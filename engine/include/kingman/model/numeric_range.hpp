@@ -27,4 +27,16 @@ double largest_brownian_spread(std::size_t rows);
 void check_brownian_range(const double* values, std::size_t rows, std::size_t cols,
                           const std::string& source);
 
+// The SMC algorithms' merge times: a pair's posterior over its merge time (a GIG in log time)
+// has a width of about (chi psi)^(-1/4), chi its squared distance and psi the coalescent rate
+// (up to n (n - 1) / 2), and the integrals and samplers evaluate its log density relative to its
+// mode with an absolute error of about 1e-16 (chi psi)^(1/4). Up to kLargestSmcScale = 1e32 that
+// error stays below 1e-8; beyond ~1e60 the samplers find no envelope at all.
+inline constexpr double kLargestSmcScale = 1e32;
+
+// Throws InputError naming `source` when the largest squared distance between rows (bounded by
+// the sum over columns of their squared spreads) times n (n - 1) / 2 exceeds kLargestSmcScale.
+void check_smc_scale(const double* values, std::size_t rows, std::size_t cols,
+                     const std::string& source);
+
 }  // namespace kingman

@@ -260,17 +260,26 @@ SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptio
 
   SmcResult result;
   result.threads = arena.threads();
-  arena.execute([&] {
-    std::unique_ptr<detail::ParticleSystem> system;
-    if (options.proposal == Algorithm::race) {
-      system = detail::make_race_system(data, leaf_variance, options);
-    } else if (options.proposal == Algorithm::priorprior) {
-      system = detail::make_prior_prior_system(data, leaf_variance, options);
-    } else {
-      system = std::make_unique<ProposalSystem>(data, leaf_variance, options);
-    }
-    detail::run_smc_loop(*system, data.n, options, start, result);
-  });
+  try {
+    arena.execute([&] {
+      std::unique_ptr<detail::ParticleSystem> system;
+      if (options.proposal == Algorithm::race) {
+        system = detail::make_race_system(data, leaf_variance, options);
+      } else if (options.proposal == Algorithm::priorprior) {
+        system = detail::make_prior_prior_system(data, leaf_variance, options);
+      } else {
+        system = std::make_unique<ProposalSystem>(data, leaf_variance, options);
+      }
+      detail::run_smc_loop(*system, data.n, options, start, result);
+    });
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    // A kernel (GIG integral, sampler or quantile, Bessel function) refused its arguments or did
+    // not converge: past check_smc_scale (fit.cpp) that should not happen, and the message says
+    // which kernel and arguments.
+    throw NumericalError(to_string(options.proposal) + ": " + error.what());
+  }
   return result;
 }
 
