@@ -42,7 +42,7 @@ TEST(BrownianRange, OrdinaryDataZerosAndMissingEntriesPass) {
 TEST(BrownianRange, SpreadsAtTheLimitPassAndAboveItAreRefusedWithColumnAndRows) {
   const std::size_t rows = 3;
   const double largest = largest_brownian_spread(rows);
-  EXPECT_DOUBLE_EQ(largest, std::sqrt(std::numeric_limits<double>::max() / 16.0) / 3.0);
+  EXPECT_DOUBLE_EQ(largest, 0x1p250 / 3.0);
   EXPECT_EQ(refusal({0, 1, 0, 2, largest, 3}, rows, 2), "");
   const std::string message = refusal({0, 1, 0, 2, 3e200, 0, 1, -4e200, 2}, rows, 3);
   EXPECT_NE(message.find("data.csv: column 2 spans -4e+200 (row 3) to 3e+200 (row 2)"),
@@ -51,6 +51,13 @@ TEST(BrownianRange, SpreadsAtTheLimitPassAndAboveItAreRefusedWithColumnAndRows) 
   // An infinite spread (entries near the largest double of both signs) is refused too.
   const double big = std::numeric_limits<double>::max();
   EXPECT_NE(refusal({big, -big}, 2, 1).find("column 1"), std::string::npos);
+}
+
+// Equal entries of a huge magnitude: clusters' means of them differ by rounding, ~2^-52 of it.
+TEST(BrownianRange, MagnitudesCountForTheRoundingBetweenMeans) {
+  EXPECT_EQ(refusal({1e80, 1e80, 1e80}, 3, 1), "");  // 2.2e64 of rounding: far inside
+  const std::string message = refusal({1, 3e100, 2, 3e100, 3, 3e100}, 3, 2);
+  EXPECT_NE(message.find("column 2 holds 3e+100 (row 1)"), std::string::npos) << message;
 }
 
 TEST(BrownianRange, ColumnsWithinTheLimitAloneCanBeTooLargeTogether) {

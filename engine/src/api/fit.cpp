@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -84,27 +85,62 @@ double mean_whitened_variance(const WhitenedData& w) {
   return mean > 0 ? mean : 1.0;
 }
 
-// v0 as documented: the user's value; else 0, unless rows repeat, in which case a thousandth
+// Rows that coincide in whitened coordinates, what the model sees: rows repeated in the file,
+// and rows whose differences vanish below double precision once a column is centred and scaled
+// (1e-7 apart beside a value of -1e10: the centred values round to the same double), which with
+// leaf variance 0 made a merged cluster's variance 0 / 0.
+struct CoincidentRows {
+  std::size_t first = 0, second = 0;  // 0-based
+  bool in_file = false;               // identical in the file itself
+  std::string describe(const Table& data) const {
+    return data.source + ": rows " + std::to_string(first + 1) + " and " +
+           std::to_string(second + 1) +
+           (in_file ? " (data rows, 1-based) are identical"
+                    : " (data rows, 1-based) differ in the file but coincide once whitened "
+                      "(their differences are below double precision at the columns' scale)");
+  }
+};
+
+std::optional<CoincidentRows> coincident_rows(const Table& data, const WhitenedData& whitened) {
+  if (const auto in_file = find_duplicate_rows(data))
+    return CoincidentRows{in_file->first, in_file->second, true};
+  if (const auto whitened_pair = find_duplicate_rows(whitened.x.data(), whitened.n, whitened.d))
+    return CoincidentRows{whitened_pair->first, whitened_pair->second, false};
+  return std::nullopt;
+}
+
+// v0 as documented: the user's value; else 0, unless rows coincide, in which case a thousandth
 // of the typical pairwise coalescence time keeps the density finite.
 double choose_leaf_variance(const Table& data, const FitOptions& options,
                             const WhitenedData& first_whitened) {
-  const auto duplicate = find_duplicate_rows(data);
+  const auto coincident = coincident_rows(data, first_whitened);
   if (options.brownian.leaf_variance) {
-    if (*options.brownian.leaf_variance == 0.0 && duplicate) {
-      throw InputError(data.source + ": rows " + std::to_string(duplicate->first + 1) + " and " +
-                       std::to_string(duplicate->second + 1) +
-                       " (data rows, 1-based) are identical; with leaf variance 0 the model's "
-                       "density is infinite. Pass --leaf-variance V > 0 or remove duplicates");
+    if (*options.brownian.leaf_variance == 0.0 && coincident) {
+      throw InputError(coincident->describe(data) +
+                       "; with leaf variance 0 the model's density is infinite. Pass "
+                       "--leaf-variance V > 0 or remove duplicates");
     }
     return *options.brownian.leaf_variance;
   }
-  if (!duplicate) return 0.0;
+  if (!coincident) return 0.0;
   const double v0 = 1e-3 * mean_whitened_variance(first_whitened);
   if (options.verbose) {
-    std::cerr << "kingman: rows " << duplicate->first + 1 << " and " << duplicate->second + 1
-              << " are identical; using leaf variance " << v0 << "\n";
+    std::cerr << "kingman: " << coincident->describe(data) << "; using leaf variance " << v0
+              << "\n";
   }
   return v0;
+}
+
+// After a learning round's whitening: rows that now coincide with leaf variance 0 are refused as
+// choose_leaf_variance refuses them.
+void check_no_coincident_rows(const Table& data, const WhitenedData& whitened,
+                              double leaf_variance) {
+  if (leaf_variance > 0.0) return;
+  if (const auto coincident = coincident_rows(data, whitened)) {
+    throw InputError(coincident->describe(data) +
+                     " after the covariance was learned; with leaf variance 0 the model's density "
+                     "is infinite. Pass --leaf-variance V > 0 or rescale the data");
+  }
 }
 
 std::size_t memory_budget(const FitOptions& options) {
@@ -174,6 +210,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   for (int round = 1; round <= rounds; ++round) {
     covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
     whitened = whiten_in_range(data, covariance);
+    check_no_coincident_rows(data, whitened, leaf_variance);
     tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
     if (options.verbose) {
       std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "

@@ -13,10 +13,10 @@ namespace {
 
 // Canonical bytes of a row: -0.0 folds to 0.0 and every NaN to one pattern, so equal values
 // hash equally.
-std::vector<double> canonical_row(const Table& data, std::size_t i) {
-  std::vector<double> row(data.cols);
-  for (std::size_t j = 0; j < data.cols; ++j) {
-    const double v = data.at(i, j);
+std::vector<double> canonical_row(const double* values, std::size_t cols, std::size_t i) {
+  std::vector<double> row(cols);
+  for (std::size_t j = 0; j < cols; ++j) {
+    const double v = values[i * cols + j];
     row[j] = std::isnan(v) ? std::numeric_limits<double>::quiet_NaN() : (v == 0.0 ? 0.0 : v);
   }
   return row;
@@ -24,16 +24,22 @@ std::vector<double> canonical_row(const Table& data, std::size_t i) {
 
 }  // namespace
 
-std::optional<std::pair<std::size_t, std::size_t>> find_duplicate_rows(const Table& data) {
+std::optional<std::pair<std::size_t, std::size_t>> find_duplicate_rows(const double* values,
+                                                                       std::size_t rows,
+                                                                       std::size_t cols) {
   std::unordered_map<std::string, std::size_t> seen;
-  seen.reserve(data.rows);
-  for (std::size_t i = 0; i < data.rows; ++i) {
-    const std::vector<double> row = canonical_row(data, i);
+  seen.reserve(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::vector<double> row = canonical_row(values, cols, i);
     std::string key(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double));
     const auto [it, inserted] = seen.emplace(std::move(key), i);
     if (!inserted) return std::make_pair(it->second, i);
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> find_duplicate_rows(const Table& data) {
+  return find_duplicate_rows(data.values.data(), data.rows, data.cols);
 }
 
 }  // namespace kingman

@@ -13,11 +13,14 @@
 namespace kingman {
 
 double largest_brownian_spread(std::size_t rows) {
-  return std::sqrt(std::numeric_limits<double>::max() / 16.0) /
-         static_cast<double>(std::max<std::size_t>(rows, 1));
+  return 0x1p250 / static_cast<double>(std::max<std::size_t>(rows, 1));
 }
 
 namespace {
+
+// Rounding leaves the means of clusters of equal entries up to this fraction of their magnitude
+// apart: a column's spread counts as at least this much of its largest magnitude.
+constexpr double kRoundingSpread = 0x1p-52;
 
 // Two different doubles of magnitude at least m differ by at least m 2^-53 (half an ulp at m),
 // and a value and zero, or values of opposite signs, by at least m; so a column whose nonzero
@@ -57,7 +60,8 @@ void check_brownian_range(const double* values, std::size_t rows, std::size_t co
   for (std::size_t col = 0; col < cols; ++col) {
     double low = std::numeric_limits<double>::infinity(), high = -low;
     double smallest_magnitude = std::numeric_limits<double>::infinity();  // of nonzero entries
-    std::size_t low_row = 0, high_row = 0;
+    double largest_magnitude = 0.0;
+    std::size_t low_row = 0, high_row = 0, largest_row = 0;
     for (std::size_t i = 0; i < rows; ++i) {
       const double v = values[i * cols + col];
       if (std::isnan(v)) continue;
@@ -70,6 +74,10 @@ void check_brownian_range(const double* values, std::size_t rows, std::size_t co
         high_row = i;
       }
       if (v != 0.0) smallest_magnitude = std::min(smallest_magnitude, std::fabs(v));
+      if (std::fabs(v) > largest_magnitude) {
+        largest_magnitude = std::fabs(v);
+        largest_row = i;
+      }
     }
     if (!(low <= high)) continue;  // no observed entry
     const double spread = high - low;
@@ -79,7 +87,16 @@ void check_brownian_range(const double* values, std::size_t rows, std::size_t co
           "differences of at most {:.3g} without overflowing double precision: rescale the column",
           source, col + 1, low, low_row + 1, high, high_row + 1, rows, largest));
     }
-    squared_spreads += (spread / largest) * (spread / largest);
+    if (!(largest_magnitude * kRoundingSpread <= largest)) {
+      throw InputError(fmt::format(
+          "{}: column {} holds {:g} (row {}): at that magnitude rounding leaves cluster means "
+          "~{:.3g} apart, and with {} rows kingman squares differences of at most {:.3g}: rescale "
+          "the column",
+          source, col + 1, values[largest_row * cols + col], largest_row + 1,
+          largest_magnitude * kRoundingSpread, rows, largest));
+    }
+    const double effective = std::max(spread, largest_magnitude * kRoundingSpread);
+    squared_spreads += (effective / largest) * (effective / largest);
     if (smallest_magnitude < kNoCloseValuesFrom) {
       const ClosePair pair = closest_different_entries(values, rows, cols, col);
       if (pair.high - pair.low < kSmallestBrownianDifference) {
@@ -105,14 +122,17 @@ void check_smc_scale(const double* values, std::size_t rows, std::size_t cols,
                      const std::string& source) {
   double squared_spreads = 0.0;  // bounds every squared distance between two rows
   for (std::size_t col = 0; col < cols; ++col) {
-    double low = std::numeric_limits<double>::infinity(), high = -low;
+    double low = std::numeric_limits<double>::infinity(), high = -low, magnitude = 0.0;
     for (std::size_t i = 0; i < rows; ++i) {
       const double v = values[i * cols + col];
       if (std::isnan(v)) continue;
       low = std::min(low, v);
       high = std::max(high, v);
+      magnitude = std::max(magnitude, std::fabs(v));
     }
-    if (low <= high) squared_spreads += (high - low) * (high - low);
+    if (!(low <= high)) continue;
+    const double spread = std::max(high - low, magnitude * kRoundingSpread);
+    squared_spreads += spread * spread;
   }
   const double n = static_cast<double>(rows);
   const double scale = squared_spreads * 0.5 * n * (n - 1.0);

@@ -16,14 +16,18 @@ namespace kingman {
 inline constexpr double kSmallestBrownianDifference = 0x1p-500;
 
 // The largest spread (largest minus smallest entry) accepted in a column of a table with
-// `rows` rows: sqrt(DBL_MAX / 16) / rows, so that a squared distance times a coalescent rate
-// stays 8 times below DBL_MAX. Together, the columns' squared spreads must stay below its square.
+// `rows` rows: 2^250 / rows (~1.8e75 / rows), so that a squared distance stays below 2^500 /
+// rows^2, and squared again, or times a coalescent rate, far inside double range (the greedy
+// algorithms' durations square such terms). Together, the columns' squared spreads must stay
+// below its square. A column's entries count with at least 2^-52 of their largest magnitude:
+// clusters' means of equal entries differ by that much through rounding.
 double largest_brownian_spread(std::size_t rows);
 
 // Throws InputError naming `source`, the column (1-based) and the rows (1-based) at fault when a
-// column's spread is above largest_brownian_spread(rows) (or the columns' together are), or when
-// two entries of a column differ by less than kSmallestBrownianDifference without being equal.
-// `values` is row-major, rows x cols; NaN entries are missing and skipped.
+// column's spread (or 2^-52 of its largest magnitude) is above largest_brownian_spread(rows), or
+// the columns' are together, or when two entries of a column differ by less than
+// kSmallestBrownianDifference without being equal. `values` is row-major, rows x cols; NaN
+// entries are missing and skipped.
 void check_brownian_range(const double* values, std::size_t rows, std::size_t cols,
                           const std::string& source);
 
@@ -34,8 +38,9 @@ void check_brownian_range(const double* values, std::size_t rows, std::size_t co
 // error stays below 1e-8; beyond ~1e60 the samplers find no envelope at all.
 inline constexpr double kLargestSmcScale = 1e32;
 
-// Throws InputError naming `source` when the largest squared distance between rows (bounded by
-// the sum over columns of their squared spreads) times n (n - 1) / 2 exceeds kLargestSmcScale.
+// Throws InputError naming `source` when the largest squared distance between rows or their
+// clusters' means (bounded by the sum over columns of their squared spreads, each spread at least
+// 2^-52 of the column's largest magnitude) times n (n - 1) / 2 exceeds kLargestSmcScale.
 void check_smc_scale(const double* values, std::size_t rows, std::size_t cols,
                      const std::string& source);
 
