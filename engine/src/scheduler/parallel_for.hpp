@@ -16,8 +16,9 @@
 //
 // Under ThreadSanitizer the fork/join synchronization of the loop lives inside libtbb, which is
 // not instrumented: the loop declares those edges itself (release before the fork, acquire in
-// each task; release at each task's end, acquire after the join), so that TSan checks
-// kingman's own accesses without false reports about data handed to the tasks.
+// each task; release at each task's end, acquire after the join, both also when a task throws),
+// so that TSan checks kingman's own accesses without false reports about data handed to the
+// tasks.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -95,14 +96,23 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
   const tbb::blocked_range<std::size_t> all(begin, end, std::max<std::size_t>(grain, 1));
   scheduler_detail::in_arena([&] {
 #if defined(__SANITIZE_THREAD__)
+    // The edges hold when a body throws too: oneTBB then waits for the running tasks and
+    // rethrows on this thread, which unwinds (freeing what the tasks read) after that join.
+    struct Edge {
+      void (*declare)(void*);
+      char* token;
+      ~Edge() { declare(token); }
+    };
     char fork_token = 0, join_token = 0;
     __tsan_release(&fork_token);
-    tbb::parallel_for(all, [&](const auto& range) {
-      __tsan_acquire(&fork_token);
-      body(range);
-      __tsan_release(&join_token);
-    });
-    __tsan_acquire(&join_token);
+    {
+      const Edge join{__tsan_acquire, &join_token};
+      tbb::parallel_for(all, [&](const auto& range) {
+        __tsan_acquire(&fork_token);
+        const Edge task_end{__tsan_release, &join_token};
+        body(range);
+      });
+    }
 #else
     tbb::parallel_for(all, body);
 #endif
