@@ -409,5 +409,48 @@ TEST(DiscreteGreedy, FitReportsTheModelAndRefusesWhatItCannotDo) {
   EXPECT_THROW(fit(table, brownian), OptionError);
 }
 
+// A rare value at the smallest accepted equilibrium probability: its leaves carry messages of
+// 1e150, whose products (1e300) stay finite, so every algorithm's results are finite; just below
+// it the equilibrium is refused up front. (Found by fuzzing fit, tests/fuzz: at 1e-300 such
+// leaves' merged messages overflowed and the log joint came out NaN, or a kernel threw.)
+TEST(DiscreteGreedy, SmallestEquilibriumProbabilityGivesFiniteResults) {
+  Table table;
+  table.rows = 6;
+  table.cols = 2;
+  table.source = "rare";
+  table.values = {1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0};  // value 1 is very unlikely a priori
+  FitOptions options;
+  options.likelihood = Likelihood::multinomial;
+  options.discrete.categories = 3;
+  options.discrete.equilibrium.kind = EquilibriumKind::given;
+  options.discrete.equilibrium.probabilities = {0.5, DiscreteData::kSmallestProbability, 0.5};
+  options.particles = 4;
+  options.threads = 1;
+  for (Algorithm algorithm :
+       {Algorithm::greedy_rate1, Algorithm::greedy_minduration, Algorithm::greedy_maxprob,
+        Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost, Algorithm::race}) {
+    options.algorithm = algorithm;
+    const FitResult result = fit(table, options);
+    EXPECT_TRUE(std::isfinite(result.log_joint)) << to_string(algorithm);
+    if (result.log_evidence) {
+      EXPECT_TRUE(std::isfinite(*result.log_evidence)) << to_string(algorithm);
+    }
+    for (const Particle& particle : result.particles) {
+      EXPECT_TRUE(std::isfinite(particle.weight)) << to_string(algorithm);
+      for (const Merge& merge : particle.tree.merges)
+        EXPECT_TRUE(std::isfinite(merge.height)) << to_string(algorithm);
+    }
+  }
+  options.discrete.equilibrium.probabilities = {0.5, 0.5 * DiscreteData::kSmallestProbability, 0.5};
+  try {
+    fit(table, options);
+    ADD_FAILURE() << "a probability below the smallest accepted was not refused";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("--equilibrium: the probability of value 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kingman

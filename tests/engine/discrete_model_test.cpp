@@ -177,6 +177,10 @@ TEST(DiscreteData, GivenEquilibriumAndRates) {
   };
   EXPECT_NE(option_error("1", {}).find("--equilibrium"), std::string::npos);
   EXPECT_NE(option_error("0.3,0.3", {}).find("sum"), std::string::npos);
+  // One tiny P(value 1) leaves P(value 0) = 1 in doubles; two given, the tiny one is refused.
+  EXPECT_NE(option_error("1e-200", {}).find("rounds to 1"), std::string::npos);
+  EXPECT_NE(option_error("0.99999999999,1e-200", {}).find("below the smallest accepted"),
+            std::string::npos);
   EXPECT_NE(option_error("0.2,0.3,0.5", {}).find("K = 2"), std::string::npos);
   EXPECT_NE(option_error("data", {1, 2, 3}).find("--mutation-rate has 3 values"),
             std::string::npos);

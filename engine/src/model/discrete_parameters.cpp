@@ -16,6 +16,12 @@ std::vector<double> given_probabilities(const std::vector<double>& given, std::s
   std::vector<double> q;
   if (given.size() == 1 && categories == 2) {
     q = {1.0 - given[0], given[0]};  // binary: one number is the probability of value 1
+    if (given[0] > 0.0 && q[0] == 1.0) {
+      throw OptionError(fmt::format(
+          "--equilibrium: P(value 1) = {} leaves P(value 0) = 1 - {}, which rounds to 1; give "
+          "both probabilities instead (they are renormalized when their sum is within 1e-9 of 1)",
+          given[0], given[0]));
+    }
   } else if (given.size() == categories) {
     q = given;
   } else {
@@ -38,7 +44,16 @@ std::vector<double> given_probabilities(const std::vector<double>& given, std::s
     throw OptionError(
         fmt::format("--equilibrium: the {} probabilities sum to {}, not 1", categories, sum));
   }
-  for (double& p : q) p /= sum;
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    q[k] /= sum;
+    if (q[k] < DiscreteData::kSmallestProbability) {
+      throw OptionError(fmt::format(
+          "--equilibrium: the probability of value {} is {}, below the smallest accepted, {} "
+          "(a leaf showing value k carries the message 1/q_k, and products of two such messages "
+          "would overflow)",
+          k, q[k], DiscreteData::kSmallestProbability));
+    }
+  }
   return q;
 }
 

@@ -15,6 +15,10 @@ struct DiscreteData {
   static constexpr std::int32_t kMissing = -1;
   // Largest alphabet accepted: messages take n * d * K doubles.
   static constexpr std::size_t kMaxCategories = 1024;
+  // Smallest equilibrium probability accepted: a leaf showing value k has the message 1/q_k, and
+  // a merge multiplies two messages before dividing by Z, so 1/q_k^2 must stay a finite double
+  // (q_k > 2^-511 ~ 1.5e-154); below 1e-150 products and ratios overflowed to NaN.
+  static constexpr double kSmallestProbability = 1e-150;
 
   std::size_t n = 0;                  // points
   std::size_t d = 0;                  // columns
@@ -43,7 +47,8 @@ DiscreteData encode_discrete(const Table& table, Likelihood likelihood,
 // data: (count_dk + 1) / (observed_d + K), add-one (Laplace) smoothing, so no q_dk is 0 and a
 // column with no observed entry gets the uniform distribution; uniform: 1/K; given: K
 // probabilities for every column, or for K = 2 a single number Q = P(value 1), q = (1 - Q, Q).
-// Given probabilities must lie in (0, 1) and sum to 1 (within 1e-9; they are renormalized).
+// Given probabilities must lie in [kSmallestProbability, 1) and sum to 1 (within 1e-9; they are
+// renormalized).
 std::vector<double> choose_equilibrium(const std::vector<std::int32_t>& values, std::size_t n,
                                        std::size_t d, std::size_t categories,
                                        const Equilibrium& equilibrium);
