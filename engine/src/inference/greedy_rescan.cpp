@@ -76,7 +76,8 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             score = duration;
           }
         } else {
-          const SharedDimensions shared = shared_dimensions(messages, i, j, current_time, data);
+          thread_local SharedDimensions shared;
+          shared_dimensions(messages, i, j, current_time, data, shared);
           duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
                                                      : linear_mode_duration(lambda, shared);
           if (algorithm == Algorithm::greedy_maxprob) {

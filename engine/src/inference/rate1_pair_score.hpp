@@ -25,7 +25,9 @@ class Rate1PairScore {
       // linear_mode_duration with offset a_i + a_j measured from time 0 gives -t_C.
       return linear_mode_duration(1.0, dims_, eps, messages_.offset(i) + messages_.offset(j));
     }
-    return linear_mode_duration(1.0, shared_dimensions(messages_, i, j, 0.0, data_));
+    thread_local SharedDimensions shared;
+    shared_dimensions(messages_, i, j, 0.0, data_, shared);
+    return linear_mode_duration(1.0, shared);
   }
 
   // out[k] = (*this)(i, partners[k]) for k < count, bit for bit (the distance kernel's sum

@@ -94,6 +94,15 @@ double BrownianMessages::merge(std::size_t l, std::size_t r, double t, std::size
 SharedDimensions shared_dimensions(const BrownianMessages& messages, std::size_t l, std::size_t r,
                                    double current_time, const WhitenedData& data) {
   SharedDimensions shared;
+  shared_dimensions(messages, l, r, current_time, data, shared);
+  return shared;
+}
+
+void shared_dimensions(const BrownianMessages& messages, std::size_t l, std::size_t r,
+                       double current_time, const WhitenedData& data, SharedDimensions& shared) {
+  shared.offset.clear();
+  shared.squared_delta.clear();
+  shared.log_lambda.clear();
   const double* vl = messages.variances(l);
   const double* vr = messages.variances(r);
   const double* yl = messages.mean(l);
@@ -106,7 +115,6 @@ SharedDimensions shared_dimensions(const BrownianMessages& messages, std::size_t
     shared.squared_delta.push_back(diff * diff);
     shared.log_lambda.push_back(data.log_lambda_diagonal[j]);
   }
-  return shared;
 }
 
 double log_local_likelihood(const SharedDimensions& shared, double duration) {

@@ -21,10 +21,11 @@ inline double linear_mode_duration(double lambda, double dims, double eps, doubl
 // s* = (l + sqrt(l^2 + lambda eps)) / lambda with l = 1 - d/2, delta* = (s* - r) / 2.
 double log_mode_duration(double lambda, double dims, double eps, double offset);
 
-// The same modes when dimensions carry their own offsets r_j (missing entries). No closed form:
-// the stationary point of log g (plus log s_ref for the log-scale mode, with s_ref = mean r_j +
-// 2 delta) is bracketed and bisected in log(s_min). Returns -inf when the pair shares no
-// observed dimension (the likelihood is flat and the prior favours merging at once).
+// The same modes when dimensions carry their own offsets r_j (missing entries). No closed form
+// unless the offsets are equal: the stationary point of log g (plus log s_ref for the log-scale
+// mode, with s_ref = mean r_j + 2 delta) is bracketed, then found by Newton steps kept inside
+// the bracket (bisection in log s_min where a step would leave it). Returns -inf when the pair
+// shares no observed dimension (the likelihood is flat and the prior favours merging at once).
 double linear_mode_duration(double lambda, const SharedDimensions& shared);
 double log_mode_duration(double lambda, const SharedDimensions& shared);
 

@@ -71,6 +71,10 @@ struct SharedDimensions {
 };
 SharedDimensions shared_dimensions(const BrownianMessages& messages, std::size_t l, std::size_t r,
                                    double current_time, const WhitenedData& data);
+// The same into `out`, whose vectors keep their capacity: the greedy algorithms score every pair
+// of data with missing entries this way, where three allocations per pair cost a third of the run.
+void shared_dimensions(const BrownianMessages& messages, std::size_t l, std::size_t r,
+                       double current_time, const WhitenedData& data, SharedDimensions& out);
 
 // log Z(delta) for per-dimension messages (including -1/2 sum log Lambda_jj).
 double log_local_likelihood(const SharedDimensions& shared, double duration);
