@@ -1,10 +1,16 @@
-// generic_linkage.hpp with a pair score that is NaN: it stops with a NumericalError naming the
-// pair. (It used to rescan that pair's row forever: a NaN height never equals its heap key.)
+// generic_linkage.hpp: with a pair score that is NaN it stops with a NumericalError naming the
+// pair (it used to rescan that pair's row forever: a NaN height never equals its heap key); with
+// many equal scores it merges the pair that is smallest by (height, lower slot, higher slot), as
+// a brute-force search does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "../../engine/src/inference/generic_linkage.hpp"
 #include "kingman/error.hpp"
@@ -33,6 +39,60 @@ TEST(GenericLinkage, ANaNMergeHeightStopsWithTheNodesNamed) {
       5, [](std::size_t i, std::size_t j) { return 1.0 + static_cast<double>(i + j); },
       [](std::size_t, std::size_t, double) {});
   EXPECT_EQ(tree.merges.size(), 4u);
+}
+
+// A pair score fixed when the pair exists, from its two node ids, taking three values only: most
+// pairs tie with many others.
+double tied_score(std::size_t a, std::size_t b, std::uint64_t seed) {
+  std::uint64_t h = seed ^ (std::min(a, b) * 0x9E3779B97F4A7C15ULL) ^ (std::max(a, b) << 32);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 32;
+  return static_cast<double>(h % 3);
+}
+
+// The rule by brute force: every live pair of slots (i < j) scored, the smallest by (score, i, j)
+// merged at its score clamped to the previous height, the merged cluster taking slot j.
+MergeTree brute_force_linkage(std::size_t n, std::uint64_t seed) {
+  MergeTree tree;
+  tree.leaf_count = n;
+  std::vector<std::size_t> node(n);
+  std::vector<char> live(n, 1);
+  for (std::size_t i = 0; i < n; ++i) node[i] = i;
+  double current = 0.0;
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    std::tuple<double, std::size_t, std::size_t> best{std::numeric_limits<double>::infinity(), n,
+                                                      n};
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j)
+        if (live[i] && live[j]) best = std::min(best, {tied_score(node[i], node[j], seed), i, j});
+    const auto [score, i, j] = best;
+    current = std::max(current, score);
+    tree.merges.push_back({std::min(node[i], node[j]), std::max(node[i], node[j]), current});
+    live[i] = 0;
+    node[j] = n + step;
+  }
+  return tree;
+}
+
+TEST(GenericLinkage, EqualHeightsGoToTheSmallestSlotPair) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::size_t n = 3 + seed % 29;
+    std::vector<std::size_t> node(n);
+    for (std::size_t i = 0; i < n; ++i) node[i] = i;
+    std::size_t next = n;
+    const MergeTree tree = detail::generic_linkage(
+        n, [&](std::size_t i, std::size_t j) { return tied_score(node[i], node[j], seed); },
+        [&](std::size_t, std::size_t b, double) { node[b] = next++; });
+    const MergeTree expected = brute_force_linkage(n, seed);
+    ASSERT_EQ(tree.merges.size(), expected.merges.size());
+    for (std::size_t m = 0; m < expected.merges.size(); ++m) {
+      EXPECT_EQ(tree.merges[m].left, expected.merges[m].left) << "seed " << seed << " merge " << m;
+      EXPECT_EQ(tree.merges[m].right, expected.merges[m].right)
+          << "seed " << seed << " merge " << m;
+      EXPECT_EQ(tree.merges[m].height, expected.merges[m].height) << "seed " << seed;
+    }
+  }
 }
 
 }  // namespace

@@ -224,6 +224,43 @@ TEST(Greedy, BoundedMemoryRate1IsTheSameTree) {
   }
 }
 
+// The same with ties everywhere: small integers (duplicate rows, equal distances) with missing
+// entries. Equal heights go to the smallest pair by (lower slot, higher slot) in both paths; the
+// bounded path used to break them by partner node id, the full path by history, and the trees
+// differed (found by tests/fuzz/greedy_paths_fuzz).
+TEST(Greedy, BoundedMemoryRate1IsTheSameTreeWithTies) {
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    std::mt19937_64 engine(seed);
+    Table table;
+    table.rows = 5 + seed;
+    table.cols = 1 + seed % 3;
+    for (std::size_t i = 0; i < table.rows; ++i) {
+      std::size_t observed = 0;
+      for (std::size_t j = 0; j < table.cols; ++j) {
+        const bool missing = engine() % 5 == 0;
+        table.values.push_back(missing ? std::nan("") : static_cast<double>(engine() % 3));
+        observed += missing ? 0 : 1;
+      }
+      if (observed == 0) table.values[i * table.cols] = 0.0;  // never a whole row missing
+    }
+    WhitenedData data = as_whitened(table);
+    data.has_missing = table.has_missing();
+    const MergeTree full = greedy_rate1(data, 1e-3);
+    for (std::size_t k : {1u, 2u, 32u}) {
+      const MergeTree bounded = greedy_rate1_bounded(data, 1e-3, k);
+      ASSERT_EQ(bounded.merges.size(), full.merges.size());
+      for (std::size_t m = 0; m < full.merges.size(); ++m) {
+        ASSERT_EQ(bounded.merges[m].left, full.merges[m].left)
+            << "seed " << seed << " k=" << k << " merge " << m;
+        ASSERT_EQ(bounded.merges[m].right, full.merges[m].right)
+            << "seed " << seed << " k=" << k << " merge " << m;
+        ASSERT_EQ(bounded.merges[m].height, full.merges[m].height)
+            << "seed " << seed << " k=" << k << " merge " << m;
+      }
+    }
+  }
+}
+
 // A memory budget too small for the pair cache routes Greedy-Rate1 to the bounded path (same
 // tree) and makes the O(n^3) variants refuse before allocating, saying what would fit.
 TEST(Greedy, MemoryBudgetRoutesOrRefuses) {

@@ -133,7 +133,12 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
         h = score(j, b);
       }
       height(j, b) = h;
-      if (heap.contains(j) && h < heap.key(j)) {
+      // Ties go to the smaller partner slot, as in a rescan, so that the pair merged is always
+      // the smallest by (height, lower slot, higher slot), whatever the order the pairs came
+      // in (greedy_rate1_bounded follows the same order). Where the best partner has merged
+      // the key is only a lower bound, and an equal height is left to the rescan.
+      if (heap.contains(j) && (h < heap.key(j) || (h == heap.key(j) && active[best_partner[j]] &&
+                                                   b < best_partner[j]))) {
         best_partner[j] = b;
         heap.set(j, h);
       }

@@ -19,19 +19,27 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// A partner in the order of the full-cache path (generic_linkage.hpp): by score, equal scores
+// by slot. The heap's equal keys go to the smaller slot too, so both paths merge the pair that
+// is smallest by (score, lower slot, higher slot), ties included.
 struct Candidate {
   double score;
+  std::size_t slot;  // the partner's slot, fixed while the partner lives
   std::size_t node;  // partner's node id (slots are reused by merged clusters; ids are not)
   bool operator<(const Candidate& other) const {
-    return score < other.score || (score == other.score && node < other.node);
+    return score < other.score || (score == other.score && slot < other.slot);
   }
 };
 
-// A cluster's best partners: sorted, all with score < threshold; every live partner not in
-// the list has score >= threshold.
+constexpr Candidate kNoCandidate{kInf, std::numeric_limits<std::size_t>::max(),
+                                 std::numeric_limits<std::size_t>::max()};
+
+// A cluster's best partners: sorted, all before `threshold` in Candidate order; every live
+// partner not in the list is at or after it (a score alone would not do: a partner left out
+// with the head's score and a smaller slot would have to come first).
 struct CandidateList {
   std::vector<Candidate> best;
-  double threshold = kInf;
+  Candidate threshold = kNoCandidate;
 };
 
 }  // namespace
@@ -70,17 +78,17 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     score.row(i, partners.data(), partners.size(), heights.data());
     row.clear();
     for (std::size_t r = 0; r < partners.size(); ++r)
-      row.push_back({heights[r], node_of_slot[partners[r]]});
+      row.push_back({heights[r], partners[r], node_of_slot[partners[r]]});
   };
-  // Rebuilds i's list from `row`: the k best, the (k+1)-th score as the threshold.
+  // Rebuilds i's list from `row`: the k best, the (k+1)-th as the threshold.
   auto rebuild = [&](std::size_t i) {
     CandidateList& list = lists[i];
     const std::size_t kept = std::min(k, row.size());
     std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept), row.end());
     list.best.assign(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept));
-    list.threshold = kInf;
+    list.threshold = kNoCandidate;
     for (std::size_t r = kept; r < row.size(); ++r)
-      list.threshold = std::min(list.threshold, row[r].score);
+      list.threshold = std::min(list.threshold, row[r]);
     if (list.best.empty()) {
       heap.remove(i);
     } else {
@@ -90,10 +98,10 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   // Offers a new partner to i's list, keeping the invariant.
   auto offer = [&](std::size_t i, Candidate c) {
     CandidateList& list = lists[i];
-    if (!(c.score < list.threshold)) return;
+    if (!(c < list.threshold)) return;
     list.best.insert(std::upper_bound(list.best.begin(), list.best.end(), c), c);
     if (list.best.size() > k) {
-      list.threshold = std::min(list.threshold, list.best.back().score);
+      list.threshold = std::min(list.threshold, list.best.back());
       list.best.pop_back();
     }
     if (list.best.front().node == c.node) heap.set(i, c.score);
@@ -142,7 +150,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     lists[low] = CandidateList{};
 
     score_row(high);
-    for (const Candidate& c : row) offer(slot_of_node[c.node], {c.score, merged});
+    for (const Candidate& c : row) offer(c.slot, {c.score, high, merged});
     rebuild(high);
   }
   return tree;
