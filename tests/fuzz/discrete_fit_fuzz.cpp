@@ -11,33 +11,18 @@
 #include <cstdlib>
 #include <limits>
 
+#include "fuzz_support.hpp"
 #include "kingman/api.hpp"
 #include "kingman/error.hpp"
 
 namespace {
 
-struct Bytes {
-  const std::uint8_t* next;
-  std::size_t left;
-
-  std::uint8_t byte() {
-    if (left == 0) return 0;
-    --left;
-    return *next++;
-  }
-};
+using kingman::fuzz::Bytes;
 
 // A positive number spanning the range of doubles: 1, tiny, huge, or moderate steps.
 double positive(std::uint8_t code) {
   constexpr double kValues[] = {1.0, 1e-300, 1e300, 1e-8, 1e8, 0.5, 3.0, 1e-3};
   return kValues[code % 8] * (1.0 + static_cast<double>(code / 8) / 4.0);
-}
-
-void expect(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "discrete_fit_fuzz: %s\n", what);
-    std::abort();
-  }
 }
 
 }  // namespace
@@ -104,18 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.seed = in.byte();
   options.max_memory = std::size_t{1} << 30;
   try {
-    const kingman::FitResult result = kingman::fit(table, options);
-    expect(!result.particles.empty(), "no particles");
-    for (const kingman::Particle& particle : result.particles) {
-      expect(std::isfinite(particle.weight), "a non-finite particle weight");
-      expect(std::isfinite(particle.log_weight) || particle.weight == 0.0,
-             "a non-finite log weight");
-      expect(particle.tree.merges.size() + 1 == table.rows, "an incomplete tree");
-      for (const kingman::Merge& merge : particle.tree.merges)
-        expect(std::isfinite(merge.height) && merge.height >= 0.0, "a bad merge height");
-    }
-    if (result.log_evidence) expect(std::isfinite(*result.log_evidence), "a non-finite evidence");
-    expect(!std::isnan(result.log_joint), "a NaN log joint");
+    kingman::fuzz::expect_sound_result(kingman::fit(table, options), table.rows,
+                                       "discrete_fit_fuzz");
   } catch (const kingman::Error&) {
   }
   return 0;

@@ -8,23 +8,11 @@
 #include <cstdlib>
 #include <limits>
 
+#include "fuzz_support.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/model/whitened_data.hpp"
 
-namespace {
-
-struct Bytes {
-  const std::uint8_t* next;
-  std::size_t left;
-
-  std::uint8_t byte() {
-    if (left == 0) return 0;
-    --left;
-    return *next++;
-  }
-};
-
-}  // namespace
+using kingman::fuzz::Bytes;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Bytes in{data, size};

@@ -63,20 +63,25 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
   // Plain Newton from the pooled start, where phi is concave (phi'' < 0) along the way: the
   // usual case, about four slope evaluations. Signs seen bound the root on both sides.
   double lo = 0.0, hi = std::numeric_limits<double>::infinity();
-  double x = x0;
-  for (int iteration = 0; iteration < 8; ++iteration) {
+  // One Newton step from x: phi' narrows [lo, hi] by its sign, phi'' gives the next point.
+  struct Step {
+    double next, curvature;
+    bool converged;
+  };
+  auto newton = [&](double x) {
     double curvature = 0.0;
     const double value = slope(x, &curvature);
-    if (value > 0) {
-      lo = x;
-    } else {
-      hi = x;
-    }
-    if (!(curvature < 0.0)) break;
+    (value > 0 ? lo : hi) = x;
     const double next = x - value / curvature;
-    if (std::fabs(next - x) <= kConverged * x) return 0.5 * (std::clamp(next, lo, hi) - r_min);
-    if (!(next > lo && next < hi && next > tiny)) break;
-    x = next;
+    return Step{next, curvature, std::fabs(next - x) <= kConverged * x};
+  };
+  double x = x0;
+  for (int iteration = 0; iteration < 8; ++iteration) {
+    const Step step = newton(x);
+    if (!(step.curvature < 0.0)) break;
+    if (step.converged) return 0.5 * (std::clamp(step.next, lo, hi) - r_min);
+    if (!(step.next > lo && step.next < hi && step.next > tiny)) break;
+    x = step.next;
   }
   // Otherwise bracket a root with phi' > 0 at lo and <= 0 at hi (a local maximum between) by
   // doubling or halving from the start, then Newton steps kept inside the bracket, with
@@ -118,20 +123,12 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
   }
   x = upward ? lo : hi;
   for (int iteration = 0; iteration < 200 && hi > lo * (1.0 + kConverged); ++iteration) {
-    double curvature = 0.0;
-    const double value = slope(x, &curvature);
-    if (value > 0) {
-      lo = x;
-    } else {
-      hi = x;
-    }
-    double next = x - value / curvature;
-    if (std::fabs(next - x) <= kConverged * x) {
-      x = std::clamp(next, lo, hi);
+    const Step step = newton(x);
+    if (step.converged) {
+      x = std::clamp(step.next, lo, hi);
       break;
     }
-    if (!(next > lo && next < hi)) next = std::sqrt(lo * hi);
-    x = next;
+    x = step.next > lo && step.next < hi ? step.next : std::sqrt(lo * hi);
   }
   return 0.5 * (x - r_min);
 }
