@@ -31,9 +31,10 @@ double common_rate_optimum(const DiscretePair& pair, double rate) {
         derivative = kInf;
         return kInf;  // Z^d = 0 at the boundary: the slope is -inf there
       }
-      const double w = x * (1.0 - s) / z;
+      const double inverse = 1.0 / z;
+      const double w = x * (1.0 - s) * inverse;
       h += w;
-      derivative += w / z;
+      derivative += w * inverse;
     }
     return h - beta;
   };
