@@ -1,13 +1,16 @@
 // Greedy-Rate1 (and the O(n^3) rescanning variants at small n) on data drawn from the model,
-// complete or with entries missing. Counters: pairs scored per second, and the pair storage in
+// complete or with entries missing, and on binary data under the discrete likelihood (one
+// mutation rate, or one per column). Counters: pairs scored per second, and the pair storage in
 // bytes.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <random>
 
+#include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/model/covariance.hpp"
+#include "kingman/model/discrete_data.hpp"
 #include "kingman/model/generate.hpp"
 
 namespace {
@@ -72,6 +75,42 @@ void BM_GreedyRate1Missing(benchmark::State& state) {
 BENCHMARK(BM_GreedyRate1Missing)
     ->Args({1000, 10})
     ->Args({2000, 10})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Binary n x d data, 30 % ones and 10 % missing (fixed seed), with the data's equilibrium; the
+// mutation rate is 1 in every column, or cycles through 0.5, 1, 2 (per-column rates take the
+// certified search of discrete_merge_time_per_column.cpp).
+kingman::DiscreteData binary_data(std::size_t n, std::size_t d, bool per_column_rates) {
+  std::mt19937_64 engine(5);
+  std::bernoulli_distribution one(0.3), missing(0.1);
+  kingman::Table table;
+  table.rows = n;
+  table.cols = d;
+  table.source = "bench";
+  for (std::size_t k = 0; k < n * d; ++k)
+    table.values.push_back(missing(engine) ? std::nan("") : (one(engine) ? 1.0 : 0.0));
+  kingman::DiscreteOptions options;
+  for (std::size_t j = 0; per_column_rates && j < d; ++j)
+    options.mutation_rates.push_back(0.5 * static_cast<double>(1 << (j % 3)));
+  return kingman::encode_discrete(table, kingman::Likelihood::binary, options);
+}
+
+void BM_DiscreteGreedyRate1(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const kingman::DiscreteData data = binary_data(n, 20, state.range(1) != 0);
+  for (auto _ : state) {
+    kingman::MergeTree tree = kingman::greedy_rate1(data);
+    benchmark::DoNotOptimize(tree.merges.data());
+  }
+  state.SetLabel(state.range(1) != 0 ? "per-column rates" : "one rate");
+  set_pairs_per_second(state, n);
+}
+BENCHMARK(BM_DiscreteGreedyRate1)
+    ->ArgNames({"n", "per_column"})
+    ->Args({500, 0})
+    ->Args({2000, 0})
+    ->Args({500, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
