@@ -38,14 +38,6 @@ DiscreteMessages::DiscreteMessages(const DiscreteData& data)
   }
 }
 
-double discrete_overlap(const DiscreteData& data, std::size_t col, const double* column_l,
-                        const double* column_r) {
-  const double* q = data.q(col);
-  double sum = 0.0;
-  for (std::size_t k = 0; k < data.categories; ++k) sum += q[k] * column_l[k] * column_r[k];
-  return sum;
-}
-
 double merge_discrete_clusters(const DiscreteData& data, DiscreteClusterView l,
                                DiscreteClusterView r, double t, double* message_out,
                                unsigned char* observed_out) {
@@ -120,16 +112,23 @@ DiscretePair::DiscretePair(std::vector<double> overlaps, std::vector<double> rat
 }
 
 void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, DiscreteClusterView r) {
-  overlap_.clear();
-  rate_.clear();
   latest_time_ = std::min(l.time, r.time);
   time_sum_ = l.time + r.time;
   const std::size_t k_count = data.categories;
+  // Runs once per pair of the greedy algorithms: every column is written at the next shared
+  // position, which advances only for a shared column, into storage sized for every column
+  // (kept across assigns) and then cut to the shared ones. No branch on the missing pattern,
+  // which no predictor learns. (An unobserved column's message is all ones: finite.)
+  overlap_.resize(data.d);
+  rate_.resize(data.d);
+  std::size_t shared = 0;
   for (std::size_t j = 0; j < data.d; ++j) {
-    if (!l.observed[j] || !r.observed[j]) continue;
-    overlap_.push_back(discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count));
-    rate_.push_back(data.mutation_rate[j]);
+    overlap_[shared] = discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count);
+    rate_[shared] = data.mutation_rate[j];
+    shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
   }
+  overlap_.resize(shared);
+  rate_.resize(shared);
   common_rate_ =
       std::all_of(rate_.begin(), rate_.end(), [&](double rate) { return rate == rate_.front(); });
 }

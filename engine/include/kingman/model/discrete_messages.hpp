@@ -29,9 +29,15 @@ struct DiscreteClusterView {
   double time = 0.0;                        // t_c <= 0
 };
 
-// S_d = sum_k q_dk M_l^{dk} M_r^{dk} of column `col`, given the two columns' K values.
-double discrete_overlap(const DiscreteData& data, std::size_t col, const double* column_l,
-                        const double* column_r);
+// S_d = sum_k q_dk M_l^{dk} M_r^{dk} of column `col`, given the two columns' K values. Inline:
+// the greedy algorithms compute it for every shared column of every pair.
+inline double discrete_overlap(const DiscreteData& data, std::size_t col, const double* column_l,
+                               const double* column_r) {
+  const double* q = data.q(col);
+  double sum = 0.0;
+  for (std::size_t k = 0; k < data.categories; ++k) sum += q[k] * column_l[k] * column_r[k];
+  return sum;
+}
 
 // Merges clusters l and r at time t <= min(t_l, t_r): writes the merged cluster's d * K message
 // and d observed flags and returns its local log-likelihood log Z (-inf for an impossible merge;
