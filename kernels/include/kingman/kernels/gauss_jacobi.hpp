@@ -1,0 +1,29 @@
+#pragma once
+// Gauss-Jacobi quadrature on [0, 1] for the weight (1 - u)^c, c > -1:
+//     sum_i weight_i p(node_i) = integral_0^1 (1 - u)^c p(u) du
+// exactly (up to rounding) for every polynomial p of degree below 2N, with N nodes. The weights
+// are positive, so a positive integrand is summed without cancellation.
+//
+// Nodes are eigenvalues of the Jacobi matrix of the monic recurrence (Golub and Welsch), refined
+// by Newton steps on the orthonormal polynomial p_N, and weights are the Christoffel numbers
+// 1 / sum_{k<N} p_k(u_i)^2 of the orthonormal polynomials, which keep their relative precision
+// where eigenvector components would not. The recurrence is written in u, the distance from
+// the end where a large c piles the weight up, so that nodes close to 0 keep their relative
+// precision, and each node's complement 1 - u_i is given too.
+#include <cstddef>
+#include <vector>
+
+namespace kingman::kernels {
+
+struct GaussJacobiRule {
+  double exponent = 0.0;           // c
+  std::vector<double> node;        // u_i, ascending, in (0, 1)
+  std::vector<double> complement;  // 1 - u_i
+  std::vector<double> weight;      // > 0, summing to 1 / (c + 1)
+};
+
+// The N-point rule for the weight (1 - u)^c. Throws std::domain_error unless c > -1 and c is
+// finite, and 1 <= points <= 512.
+GaussJacobiRule gauss_jacobi_rule(std::size_t points, double exponent);
+
+}  // namespace kingman::kernels
