@@ -1,0 +1,94 @@
+#include "discrete_pair_mass.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kingman/error.hpp"
+
+namespace kingman {
+
+DiscretePairMasses::DiscretePairMasses(double rate, double mutation_rate, std::size_t columns)
+    : rate_(rate), mutation_rate_(mutation_rate), max_varying_(std::min(columns, kMaxColumns)) {
+  if (!(rate > 0.0) || !std::isfinite(rate) || !(mutation_rate > 0.0) ||
+      !std::isfinite(mutation_rate)) {
+    throw OptionError("pair masses: the rates must be finite and > 0, got " + std::to_string(rate) +
+                      " and " + std::to_string(mutation_rate));
+  }
+  // 2N - 1 >= max_varying_: exact for every pair of at most that many varying columns.
+  rule_ = kernels::gauss_jacobi_rule(max_varying_ / 2 + 1, rate / (2.0 * mutation_rate) - 1.0);
+  log_weight_.resize(rule_.weight.size());
+  for (std::size_t i = 0; i < log_weight_.size(); ++i) log_weight_[i] = std::log(rule_.weight[i]);
+}
+
+bool DiscretePairMasses::handles(const DiscretePair& pair) const {
+  return pair.shared_columns() <= max_varying_ &&
+         (pair.shared_columns() == 0 || (pair.common_rate() && pair.rate(0) == mutation_rate_));
+}
+
+double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time) const {
+  // log x0 = lambda_c (2 T0 - t_l - t_r) <= 0, and x0 and 1 - x0 each to relative precision.
+  const double log_x0 = mutation_rate_ * std::min(2.0 * start_time - pair.time_sum(), 0.0);
+  const double x0 = std::exp(log_x0), u0 = -std::expm1(log_x0);
+  const std::size_t nodes = rule_.node.size();
+  const std::size_t columns = pair.shared_columns();
+  // P at every node at once, column by column: the nodes' products are independent chains of
+  // multiplications, which the processor overlaps (one product at a time would wait on each
+  // multiplication's latency). Factor of column d at node i: (1 - x0 v_i) + x0 v_i S_d, with
+  // 1 - x0 v_i = (1 - x0) + x0 (1 - v_i).
+  thread_local std::vector<double> x, one_minus_x, product, folded;
+  x.resize(nodes);
+  one_minus_x.resize(nodes);
+  product.assign(nodes, 1.0);
+  folded.assign(nodes, 0.0);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    x[i] = x0 * rule_.complement[i];
+    one_minus_x[i] = u0 + x0 * rule_.node[i];
+  }
+  // Products are kept in range by folding them into `folded` (their logs) when they leave
+  // [1e-150, 1e150], checked after every `block` columns: each factor lies between
+  // min_i (1 - x0 v_i) (the first node's, nodes ascending in u) and max(1, max S_d), so eight
+  // factors move a product by less than 1e150 either way when those bounds are within
+  // [1e-18, 1e18]; otherwise after every column.
+  double largest_overlap = 1.0;
+  for (std::size_t k = 0; k < columns; ++k)
+    largest_overlap = std::max(largest_overlap, pair.overlap(k));
+  const std::size_t block = nodes > 0 && largest_overlap <= 1e18 && one_minus_x[0] >= 1e-18 ? 8 : 1;
+  bool any_folded = false;
+  for (std::size_t begin = 0; begin < columns; begin += block) {
+    const std::size_t end = std::min(columns, begin + block);
+    for (std::size_t k = begin; k < end; ++k) {
+      const double overlap = pair.overlap(k);
+      for (std::size_t i = 0; i < nodes; ++i) product[i] *= one_minus_x[i] + x[i] * overlap;
+    }
+    for (std::size_t i = 0; i < nodes; ++i) {
+      if (!(product[i] > 1e-150 && product[i] < 1e150)) {
+        folded[i] += std::log(product[i]);  // -inf for a factor 0, which interior nodes avoid
+        product[i] = 1.0;
+        any_folded = true;
+      }
+    }
+  }
+  const double log_scale = -std::log(2.0 * mutation_rate_);
+  if (!any_folded) {
+    // The weighted sum directly: one log per pair. Terms that underflow here are below
+    // 1e-308 against a sum above 1e-280.
+    double sum = 0.0;
+    for (std::size_t i = 0; i < nodes; ++i) sum += rule_.weight[i] * product[i];
+    if (sum > 1e-280) return std::log(sum) + log_scale;
+  }
+  // Otherwise in logs: log(weight P(v_i)) per node, then their log-sum-exp.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double largest = -kInf;
+  for (std::size_t i = 0; i < nodes; ++i) {
+    folded[i] += log_weight_[i] + std::log(product[i]);
+    largest = std::max(largest, folded[i]);
+  }
+  if (!(largest > -kInf)) return -kInf;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < nodes; ++i) sum += std::exp(folded[i] - largest);
+  return largest + std::log(sum) + log_scale;
+}
+
+}  // namespace kingman

@@ -1,0 +1,48 @@
+#pragma once
+// The mass of one pair's merge-duration law under the binary / multinomial model when its shared
+// columns have one mutation rate lambda_c (MODEL.md sections 5 and 7):
+//     G_C = integral_0^inf e^{-lambda delta} Z_C(T0 - delta) d delta,
+// PostPost's pair score, exactly and in closed form up to rounding. With v = e^{-2 lambda_c delta}
+// each column's factor is Z^d = 1 - A_d x0 v (x0 = e^{lambda_c (2 T0 - t_l - t_r)}, A_d =
+// 1 - S_d), so Z_C = P(v) is a polynomial of degree D, the number of columns with S_d != 1, and
+//     G_C = (1 / 2 lambda_c) integral_0^1 v^{beta - 1} P(v) dv,   beta = lambda / (2 lambda_c),
+// which an N-point Gauss-Jacobi rule for the weight v^{beta - 1} integrates exactly once
+// 2N - 1 >= D. Its weights and P's values at its nodes are positive, so the sum has no
+// cancellation; the factors are evaluated as (1 - x0 v) + x0 v S_d, both terms >= 0, with
+// 1 - x0 v = (1 - x0) + x0 (1 - v) from the nodes' complements, so that factors close to 0 keep
+// their relative precision. The rule depends only on beta, so one rule serves every pair of an
+// SMC step: O(N D) work per pair where the adaptive quadrature of DiscreteDurationLaw takes
+// hundreds of evaluations of Z_C. Agreement with that quadrature is tested to 1e-12.
+#include <cstddef>
+#include <vector>
+
+#include "kingman/kernels/gauss_jacobi.hpp"
+#include "kingman/model/discrete_messages.hpp"
+
+namespace kingman {
+
+class DiscretePairMasses {
+ public:
+  // Largest number of varying columns a rule is built for (N = 257 nodes); pairs with more take
+  // the adaptive quadrature.
+  static constexpr std::size_t kMaxColumns = 512;
+
+  // For total rate lambda > 0, the data's one mutation rate lambda_c > 0 and pairs of at most
+  // `columns` shared columns (the data's column count).
+  DiscretePairMasses(double rate, double mutation_rate, std::size_t columns);
+
+  // Whether log_mass is exact for this pair: its columns' rate is lambda_c and it has at most
+  // min(columns, kMaxColumns) varying columns.
+  bool handles(const DiscretePair& pair) const;
+
+  // log G_C for a pair that handles() accepts, from start time T0 <= pair.latest_time().
+  double log_mass(const DiscretePair& pair, double start_time) const;
+
+ private:
+  double rate_, mutation_rate_;
+  std::size_t max_varying_;
+  kernels::GaussJacobiRule rule_;  // in u = 1 - v: weight (1 - u)^{beta - 1}
+  std::vector<double> log_weight_;
+};
+
+}  // namespace kingman

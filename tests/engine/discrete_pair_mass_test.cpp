@@ -1,0 +1,94 @@
+// The Gauss-Jacobi pair masses of the binary / multinomial model (engine/src/model/
+// discrete_pair_mass.hpp) against the adaptive quadrature of DiscreteDurationLaw (itself tested
+// against closed forms in discrete_duration_law_test.cpp) over random pairs, and against the
+// Beta integral that columns which all disagree at x0 = 1 reduce to, up to 500 columns where
+// the mass spans hundreds of orders of magnitude.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "../../engine/src/model/discrete_duration_law.hpp"
+#include "../../engine/src/model/discrete_pair_mass.hpp"
+#include "kingman/error.hpp"
+
+namespace kingman {
+namespace {
+
+TEST(DiscretePairMass, AgreesWithTheAdaptiveQuadrature) {
+  std::mt19937_64 engine(3);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  double worst = 0.0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const std::size_t d = engine() % 41;
+    const double mutation_rate =
+        trial % 3 == 0 ? 1.0 : std::exp(std::log(0.2) + 3.0 * unit(engine));
+    const bool leaves = trial % 4 == 0;
+    std::vector<double> overlaps(d);
+    for (double& s : overlaps) {
+      const double kind = unit(engine);
+      s = kind < 0.3   ? 0.0
+          : kind < 0.6 ? 1.0 / (0.05 + 0.9 * unit(engine))
+          : kind < 0.7 ? 1.0
+                       : (leaves ? 0.0 : 3.0 * unit(engine));
+    }
+    const double time_l = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
+    const double time_r = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
+    const double latest = std::min(time_l, time_r);
+    const double start = unit(engine) < 0.3 ? latest : latest - std::exp(-6.0 + 6.0 * unit(engine));
+    const double m = std::floor(2.0 + 600.0 * unit(engine) * unit(engine));
+    const double rate = 0.5 * m * (m - 1.0);
+    const DiscretePair pair(overlaps, std::vector<double>(d, mutation_rate), time_l, time_r);
+    const DiscretePairMasses masses(rate, mutation_rate, 40);
+    ASSERT_TRUE(masses.handles(pair));
+    const double quadrature = DiscreteDurationLaw(pair, rate, start).log_mass();
+    const double gauss_jacobi = masses.log_mass(pair, start);
+    const double error = std::abs(gauss_jacobi - quadrature);
+    worst = std::max(worst, error);
+    ASSERT_LT(error, 1e-12) << "trial " << trial << " d " << d << " rate " << rate
+                            << " mutation rate " << mutation_rate;
+  }
+  RecordProperty("worst_log_difference", std::to_string(worst / 1e-16) + "e-16");
+}
+
+// Columns that all disagree (S = 0) at x0 = 1: P(v) = (1 - v)^D and
+// G = B(beta, D + 1) / (2 lambda_c) = D! / (beta (beta + 1) ... (beta + D)) / (2 lambda_c).
+TEST(DiscretePairMass, DisagreeingLeavesGiveTheBetaIntegral) {
+  for (std::size_t d : {1, 2, 10, 100, 500}) {
+    for (double rate : {1.0, 6.0, 2e4, 2e7}) {
+      const double mutation_rate = 1.0;
+      const double beta = rate / (2.0 * mutation_rate);
+      const DiscretePair pair(std::vector<double>(d, 0.0), std::vector<double>(d, mutation_rate),
+                              0.0, 0.0);
+      const DiscretePairMasses masses(rate, mutation_rate, d);
+      ASSERT_TRUE(masses.handles(pair));
+      long double exact =
+          -std::log(2.0L * mutation_rate) - std::log(static_cast<long double>(beta));
+      for (std::size_t i = 1; i <= d; ++i)
+        exact +=
+            std::log(static_cast<long double>(i)) - std::log(beta + static_cast<long double>(i));
+      const double found = masses.log_mass(pair, 0.0);
+      EXPECT_NEAR(found, static_cast<double>(exact), 1e-14 * static_cast<double>(d) * 20.0 + 1e-14)
+          << "D " << d << " rate " << rate << " (log G = " << static_cast<double>(exact) << ")";
+    }
+  }
+}
+
+TEST(DiscretePairMass, HandlesOnlyItsRateAndSize) {
+  const DiscretePairMasses masses(3.0, 1.0, 4);
+  EXPECT_TRUE(masses.handles(DiscretePair({0.0, 2.0}, {1.0, 1.0}, 0.0, 0.0)));
+  EXPECT_TRUE(masses.handles(DiscretePair({}, {}, 0.0, 0.0)));
+  EXPECT_FALSE(masses.handles(DiscretePair({0.0, 2.0}, {1.0, 2.0}, 0.0, 0.0)));  // per column
+  EXPECT_FALSE(masses.handles(DiscretePair({0.0, 2.0}, {2.0, 2.0}, 0.0, 0.0)));  // other rate
+  EXPECT_FALSE(masses.handles(DiscretePair(std::vector<double>(5, 0.0), std::vector<double>(5, 1.0),
+                                           0.0, 0.0)));  // more columns than built for
+  // With no shared column the law is exponential: G = 1 / lambda.
+  EXPECT_NEAR(masses.log_mass(DiscretePair({}, {}, -0.5, -0.2), -0.7), -std::log(3.0), 1e-15);
+  EXPECT_THROW(DiscretePairMasses(0.0, 1.0, 4), OptionError);
+  EXPECT_THROW(DiscretePairMasses(1.0, -1.0, 4), OptionError);
+}
+
+}  // namespace
+}  // namespace kingman
