@@ -145,30 +145,19 @@ void DiscreteDurationLaw::assign(const DiscretePair& pair, double rate, double s
 double DiscreteDurationLaw::log_density(double delta) const {
   double log_f = -rate_ * delta;
   if (columns_.empty()) return log_f;
-  // Z^d = (1 - x) + x S_d: two terms >= 0, so a small Z^d keeps its relative accuracy. The
-  // product is kept in range by folding it into the log whenever it leaves [1e-150, 1e150].
-  double product = 1.0;
-  auto multiply = [&](double z) {
-    if (z > 1e-100 && z < 1e100) {
-      product *= z;
-      if (product > 1e-150 && product < 1e150) return;
-      log_f += std::log(product);
-      product = 1.0;
-    } else {
-      log_f += std::log(z);  // -inf for z = 0
-    }
-  };
+  // Z^d = (1 - x) + x S_d: two terms >= 0, so a small Z^d keeps its relative accuracy.
+  LogProduct z;
   if (common_rate_) {
     const double y = columns_.front().log_x_start - 2.0 * columns_.front().rate * delta;
     const double x = std::exp(y), one_minus_x = -std::expm1(y);
-    for (const Column& c : columns_) multiply(one_minus_x + x * c.overlap);
+    for (const Column& c : columns_) z.multiply(one_minus_x + x * c.overlap);
   } else {
     for (const Column& c : columns_) {
       const double y = c.log_x_start - 2.0 * c.rate * delta;
-      multiply(-std::expm1(y) + std::exp(y) * c.overlap);
+      z.multiply(-std::expm1(y) + std::exp(y) * c.overlap);
     }
   }
-  return log_f + std::log(product);
+  return log_f + z.log();
 }
 
 DiscreteDurationLaw::Panel DiscreteDurationLaw::evaluate_panel(double begin, double end) const {

@@ -135,10 +135,17 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
 
 double DiscretePair::log_local_likelihood(double t) const {
   const double offset = 2.0 * t - time_sum_;
-  double log_z = 0.0;
-  for (std::size_t k = 0; k < overlap_.size(); ++k)
-    log_z += std::log(column_likelihood(rate_[k] * offset, overlap_[k]));
-  return log_z;
+  LogProduct z;
+  if (common_rate_ && !overlap_.empty()) {
+    // One rate: x is the same for every column, so one exp and expm1 per pair, not per column.
+    const double y = rate_.front() * offset;
+    const double x = std::exp(y), one_minus_x = -std::expm1(y);
+    for (const double overlap : overlap_) z.multiply(one_minus_x + x * overlap);
+  } else {
+    for (std::size_t k = 0; k < overlap_.size(); ++k)
+      z.multiply(column_likelihood(rate_[k] * offset, overlap_[k]));
+  }
+  return z.log();
 }
 
 double DiscretePair::log_local_likelihood_slope(double t) const {
