@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "binary_table.hpp"
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/model/covariance.hpp"
@@ -81,24 +82,9 @@ BENCHMARK(BM_GreedyRate1Missing)
 // Binary n x d data, 30 % ones and 10 % missing (fixed seed), with the data's equilibrium; the
 // mutation rate is 1 in every column, or cycles through 0.5, 1, 2 (per-column rates take the
 // certified search of discrete_merge_time_per_column.cpp).
-kingman::DiscreteData binary_data(std::size_t n, std::size_t d, bool per_column_rates) {
-  std::mt19937_64 engine(5);
-  std::bernoulli_distribution one(0.3), missing(0.1);
-  kingman::Table table;
-  table.rows = n;
-  table.cols = d;
-  table.source = "bench";
-  for (std::size_t k = 0; k < n * d; ++k)
-    table.values.push_back(missing(engine) ? std::nan("") : (one(engine) ? 1.0 : 0.0));
-  kingman::DiscreteOptions options;
-  for (std::size_t j = 0; per_column_rates && j < d; ++j)
-    options.mutation_rates.push_back(0.5 * static_cast<double>(1 << (j % 3)));
-  return kingman::encode_discrete(table, kingman::Likelihood::binary, options);
-}
-
 void BM_DiscreteGreedyRate1(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const kingman::DiscreteData data = binary_data(n, 20, state.range(1) != 0);
+  const kingman::DiscreteData data = kingman::bench::binary_data(n, 20, state.range(1) != 0);
   for (auto _ : state) {
     kingman::MergeTree tree = kingman::greedy_rate1(data);
     benchmark::DoNotOptimize(tree.merges.data());

@@ -1,8 +1,11 @@
 // SMC end to end on data drawn from the model: the sizes Henao & Lucas report for MPost2
 // ((n, d, N) = (32, 32, 100): 1.98 s and (64, 64, 100): 6.1 s in their paper), a larger one, and
-// every proposal at a small size. Counters: particle-steps per second.
+// every proposal at a small size; and every proposal of the binary likelihood. Counters:
+// particle-steps per second.
 #include <benchmark/benchmark.h>
 
+#include "binary_table.hpp"
+#include "kingman/inference/discrete_smc.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/model/covariance.hpp"
 #include "kingman/model/generate.hpp"
@@ -59,6 +62,36 @@ BENCHMARK(BM_Proposal)
     ->ArgName("proposal")
     ->DenseRange(static_cast<int>(kingman::Algorithm::priorprior),
                  static_cast<int>(kingman::Algorithm::mpost2))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Binary data (bench/binary_table.hpp, one mutation rate), n = 60, d = 20, 16 particles:
+// PriorPrior, PriorPost, PostPost and the race.
+void BM_DiscreteProposal(benchmark::State& state) {
+  const auto proposal = static_cast<kingman::Algorithm>(state.range(0));
+  state.SetLabel(kingman::to_string(proposal));
+  const std::size_t n = 60, particles = 16;
+  const kingman::DiscreteData data = kingman::bench::binary_data(n, 20, false);
+  kingman::SmcOptions options;
+  options.proposal = proposal;
+  options.particles = particles;
+  options.threads = 1;
+  double evidence = 0.0;
+  for (auto _ : state) {
+    const kingman::SmcResult result = kingman::run_smc(data, options);
+    benchmark::DoNotOptimize(result.log_evidence);
+    evidence = result.log_evidence;
+  }
+  state.counters["particle_steps_per_s"] = benchmark::Counter(
+      static_cast<double>(particles * (n - 1)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["log_evidence"] = evidence;
+}
+BENCHMARK(BM_DiscreteProposal)
+    ->ArgName("proposal")
+    ->Arg(static_cast<int>(kingman::Algorithm::priorprior))
+    ->Arg(static_cast<int>(kingman::Algorithm::priorpost))
+    ->Arg(static_cast<int>(kingman::Algorithm::postpost))
+    ->Arg(static_cast<int>(kingman::Algorithm::race))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

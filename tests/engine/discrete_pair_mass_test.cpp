@@ -76,6 +76,43 @@ TEST(DiscretePairMass, DisagreeingLeavesGiveTheBetaIntegral) {
   }
 }
 
+// Quantiles: the adaptive law's upper mass at the returned duration is (1 - u) of its mass, to
+// 1e-12 relative, over random pairs and u from 2^-10 to 1 - 1e-12; below 2^-10 it declines.
+TEST(DiscretePairMass, QuantilesInvertTheUpperMass) {
+  std::mt19937_64 engine(8);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  double worst = 0.0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const std::size_t d = 1 + engine() % 30;
+    const double mutation_rate =
+        trial % 2 == 0 ? 1.0 : std::exp(std::log(0.2) + 3.0 * unit(engine));
+    const bool leaves = trial % 3 == 0;
+    std::vector<double> overlaps(d);
+    for (double& s : overlaps) {
+      const double kind = unit(engine);
+      s = kind < 0.35 ? 0.0 : kind < 0.7 ? 1.0 / (0.05 + 0.9 * unit(engine)) : 3.0 * unit(engine);
+    }
+    const double time_l = leaves ? 0.0 : -std::exp(-4.0 + 5.0 * unit(engine));
+    const double time_r = leaves ? 0.0 : -std::exp(-4.0 + 5.0 * unit(engine));
+    const double start = std::min(time_l, time_r) - (unit(engine) < 0.5 ? 0.0 : 0.1 * unit(engine));
+    const double rate = trial % 4 == 0 ? 1.0 : 0.5 * (2.0 + trial % 50) * (1.0 + trial % 50);
+    const DiscretePair pair(overlaps, std::vector<double>(d, mutation_rate), time_l, time_r);
+    const DiscretePairMasses masses(rate, mutation_rate, 30);
+    const DiscreteDurationLaw law(pair, rate, start);
+    const double log_mass = masses.log_mass(pair, start);
+    for (double u : {0x1p-10, 0.01, 0.3, 0.5, 0.77, 0.99, 1.0 - 1e-7, 1.0 - 1e-12}) {
+      const double delta = masses.quantile(pair, start, log_mass, u);
+      ASSERT_GE(delta, 0.0) << "trial " << trial << " u " << u;
+      const double upper_share = std::exp(law.log_upper(delta) - law.log_mass());
+      const double error = std::abs(upper_share - (1.0 - u)) / (1.0 - u);
+      worst = std::max(worst, error);
+      ASSERT_LT(error, 1e-12) << "trial " << trial << " u " << u << " delta " << delta;
+    }
+    EXPECT_TRUE(std::isnan(masses.quantile(pair, start, log_mass, 0x1p-11)));
+  }
+  RecordProperty("worst_relative_error", std::to_string(worst / 1e-16) + "e-16");
+}
+
 TEST(DiscretePairMass, HandlesOnlyItsRateAndSize) {
   const DiscretePairMasses masses(3.0, 1.0, 4);
   EXPECT_TRUE(masses.handles(DiscretePair({0.0, 2.0}, {1.0, 1.0}, 0.0, 0.0)));
@@ -87,6 +124,7 @@ TEST(DiscretePairMass, HandlesOnlyItsRateAndSize) {
   // With no shared column the law is exponential: G = 1 / lambda.
   EXPECT_NEAR(masses.log_mass(DiscretePair({}, {}, -0.5, -0.2), -0.7), -std::log(3.0), 1e-15);
   EXPECT_THROW(DiscretePairMasses(0.0, 1.0, 4), OptionError);
+  EXPECT_THROW(masses.quantile(DiscretePair({0.0}, {1.0}, 0.0, 0.0), 0.0, 0.0, 1.0), OptionError);
   EXPECT_THROW(DiscretePairMasses(1.0, -1.0, 4), OptionError);
 }
 

@@ -91,4 +91,42 @@ double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time)
   return largest + std::log(sum) + log_scale;
 }
 
+double DiscretePairMasses::quantile(const DiscretePair& pair, double start_time, double log_mass,
+                                    double u) const {
+  if (!(u >= kSmallestQuantile && u < 1.0)) {
+    if (u >= 1.0 || std::isnan(u)) {
+      throw OptionError("merge-duration quantile: u must be in (0, 1), got " + std::to_string(u));
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  const double target = std::log1p(-u) + log_mass;
+  // phi(delta) = log upper(delta) - target: decreasing, positive at 0 (u > 0).
+  auto log_upper = [&](double delta) {
+    return -rate_ * delta + this->log_mass(pair, start_time - delta);
+  };
+  constexpr double kTolerance = 4.0 * std::numeric_limits<double>::epsilon();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double lo = 0.0, hi = kInf;
+  // Start at the exponential law's quantile: the law's own far from the merge's likelihood.
+  double delta = -std::log1p(-u) / rate_;
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    const double upper = log_upper(delta);
+    const double phi = upper - target;
+    if (phi == 0.0) return delta;
+    (phi > 0.0 ? lo : hi) = delta;
+    // Newton: phi' = -f / upper, so the step is phi upper / f (positive where phi > 0).
+    const double log_f = -rate_ * delta + pair.log_local_likelihood(start_time - delta);
+    const double step = phi * std::exp(upper - log_f);
+    double next = delta + step;
+    if (std::abs(step) <= kTolerance * delta && next >= lo && next <= hi) return next;
+    if (!(next > lo && next < hi)) {
+      // Bisection, or doubling while no point beyond the root is known.
+      next = hi < kInf ? 0.5 * (lo + hi) : 2.0 * std::max(delta, 1.0 / rate_);
+    }
+    if (hi < kInf && hi - lo <= kTolerance * hi) return next;
+    delta = next;
+  }
+  return delta;
+}
+
 }  // namespace kingman

@@ -38,6 +38,18 @@ class DiscretePairMasses {
   // log G_C for a pair that handles() accepts, from start time T0 <= pair.latest_time().
   double log_mass(const DiscretePair& pair, double start_time) const;
 
+  // Quantiles below this are left to DiscreteDurationLaw::draw: the lower mass u G_C is found
+  // here as G_C - upper, which leaves it only ~1e-13 / u of relative precision.
+  static constexpr double kSmallestQuantile = 0x1p-10;
+
+  // The duration delta whose lower mass is u G_C, for u in [kSmallestQuantile, 1) and
+  // log_mass = log G_C from T0 (NaN for u below that range): the root of
+  // log upper(delta) = log((1 - u) G_C), where the upper mass upper(delta) = e^{-lambda delta}
+  // G_C(T0 - delta) (the same pair's mass from the later start) is a Gauss-Jacobi sum and
+  // decreases with slope -f(delta). Newton steps, safeguarded by bisection of the bracket that
+  // every evaluation shrinks, to 4 ulp of delta; typically 4-6 evaluations.
+  double quantile(const DiscretePair& pair, double start_time, double log_mass, double u) const;
+
  private:
   double rate_, mutation_rate_;
   std::size_t max_varying_;

@@ -4,14 +4,22 @@
 // N_C, is S_C(t_C0 - delta). Clocks are drawn by inversion of that law from the clock's first
 // uniform. There is no cheap bound on the law's distribution function here (its mass is a
 // quadrature), so rows draw every clock: O(n^2) laws per particle, each a few microseconds.
+// With one mutation rate the masses and kill factors need no law: N_C and the upper mass
+// S_C(t) N_C = e^{-(t_C0 - t)} G_C(t) (the mass of the same pair's law started at t) are
+// Gauss-Jacobi sums (discrete_pair_mass.hpp), so a kill factor is log G_C(t_C0) - log G_C(t),
+// and a clock is the root of its upper mass (DiscretePairMasses::quantile; the law only for the
+// lowest 2^-10 of quantiles).
 #include "race_discrete.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "../../model/discrete_duration_law.hpp"
+#include "../../model/discrete_pair_mass.hpp"
 #include "discrete_particle_state.hpp"
 #include "kingman/model/discrete_messages.hpp"
 #include "race_engine.hpp"
@@ -31,7 +39,11 @@ class DiscreteRaceModel {
     double created;
   };
 
-  explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {}
+  explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {
+    const std::vector<double>& rates = data.mutation_rate;
+    if (std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }))
+      masses_.emplace(1.0, rates.front(), data.d);
+  }
 
   std::vector<std::unique_ptr<Node>> leaves() const { return discrete_leaves(*data_); }
 
@@ -50,12 +62,19 @@ class DiscreteRaceModel {
 
   template <typename Stream>
   double clock(const Law& law, double w, Stream& /*stream*/) const {
+    if (const DiscretePair* pair = exact_pair(*law.row, *law.partner)) {
+      const double log_mass = masses_->log_mass(*pair, law.created);
+      const double delta = masses_->quantile(*pair, law.created, log_mass, w);
+      if (!std::isnan(delta)) return law.created - delta;  // else w is below its range
+    }
     const DiscreteDurationLaw& duration = build(*law.row, *law.partner, law.created);
     return law.created - duration.draw(w);
   }
 
   double log_mass(const Node& a, const Node& b) const {
-    return build(a, b, std::min(a.time, b.time)).log_mass();
+    const double birth = std::min(a.time, b.time);
+    if (const DiscretePair* pair = exact_pair(a, b)) return masses_->log_mass(*pair, birth);
+    return build(a, b, birth).log_mass();
   }
 
   // log(e^{-(t_C0 - t)} / S_C(t)) = -(t_C0 - t) + log N_C - log(upper mass beyond t_C0 - t).
@@ -63,6 +82,8 @@ class DiscreteRaceModel {
     const double birth = std::min(merged.time, other.time);
     const double delta = birth - t;
     if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
+    if (const DiscretePair* pair = exact_pair(merged, other))
+      return masses_->log_mass(*pair, birth) - masses_->log_mass(*pair, t);
     const DiscreteDurationLaw& duration = build(merged, other, birth);
     return -delta + (duration.log_mass() - duration.log_upper(delta));
   }
@@ -94,7 +115,16 @@ class DiscreteRaceModel {
     return duration;
   }
 
+  // The pair in per-thread storage when its masses are Gauss-Jacobi sums, else null.
+  const DiscretePair* exact_pair(const Node& a, const Node& b) const {
+    if (!masses_) return nullptr;
+    thread_local DiscretePair pair;
+    pair.assign(*data_, a.view(), b.view());
+    return masses_->handles(pair) ? &pair : nullptr;
+  }
+
   const DiscreteData* data_;
+  std::optional<DiscretePairMasses> masses_;  // with one mutation rate: rate 1's rule
 };
 
 }  // namespace
