@@ -105,25 +105,63 @@ double DiscretePairMasses::quantile(const DiscretePair& pair, double start_time,
     return -rate_ * delta + this->log_mass(pair, start_time - delta);
   };
   constexpr double kTolerance = 4.0 * std::numeric_limits<double>::epsilon();
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  double lo = 0.0, hi = kInf;
-  // Start at the exponential law's quantile: the law's own far from the merge's likelihood.
-  double delta = -std::log1p(-u) / rate_;
+  // An upper end: each factor Z^d is at most max(1, S_d), so upper(delta) <= e^{-lambda delta}
+  // prod_d max(1, S_d) / lambda, which is at the target at `hi` (finite): the root lies below.
+  double log_bound = -std::log(rate_);
+  for (std::size_t k = 0; k < pair.shared_columns(); ++k)
+    log_bound += std::log(std::max(1.0, pair.overlap(k)));
+  double lo = 0.0, hi = std::max(0.0, (log_bound - target) / rate_);
+  // At delta = 0 phi is -log(1 - u) and the hazard f / upper is f(0) / G_C, with no sum: start
+  // from that Newton step (exact for an exponential law), or from the exponential law's
+  // quantile where f(0) = 0 (leaves that disagree somewhere merge at 0 with likelihood 0).
+  const double phi_at_zero = -std::log1p(-u);
+  const double hazard_at_zero = std::exp(pair.log_local_likelihood(start_time) - log_mass);
+  double delta = hazard_at_zero > 0.0 && std::isfinite(phi_at_zero / hazard_at_zero)
+                     ? phi_at_zero / hazard_at_zero
+                     : phi_at_zero / rate_;
+  if (!(delta < hi)) delta = 0.5 * hi;
+  // Newton steps are taken while they stay inside the bracket and at least halve the step
+  // before last (as in bracketed_root.hpp: Newton's steps can cycle between a flat stretch of
+  // the upper mass and its steep tail), bisection otherwise: in log delta while the bracket
+  // spans more than a factor 4, since steps from where the hazard is tiny overshoot by orders
+  // of magnitude.
+  double step = hi - lo, step_before = step;
+  double before = 0.0, slope_before = 0.0;  // the previous iterate and phi' there
+  bool newton_before = false;               // whether a Newton step led here
   for (int iteration = 0; iteration < 200; ++iteration) {
     const double upper = log_upper(delta);
     const double phi = upper - target;
     if (phi == 0.0) return delta;
     (phi > 0.0 ? lo : hi) = delta;
-    // Newton: phi' = -f / upper, so the step is phi upper / f (positive where phi > 0).
+    // phi' = -f / upper, so the Newton step is phi upper / f (positive where phi > 0).
     const double log_f = -rate_ * delta + pair.log_local_likelihood(start_time - delta);
-    const double step = phi * std::exp(upper - log_f);
-    double next = delta + step;
-    if (std::abs(step) <= kTolerance * delta && next >= lo && next <= hi) return next;
-    if (!(next > lo && next < hi)) {
-      // Bisection, or doubling while no point beyond the root is known.
-      next = hi < kInf ? 0.5 * (lo + hi) : 2.0 * std::max(delta, 1.0 / rate_);
+    const double slope = -std::exp(log_f - upper);
+    const double newton = -phi / slope;
+    double next = delta + newton;
+    const bool newton_usable =
+        next > lo && next < hi && std::abs(newton) <= 0.5 * std::abs(step_before);
+    if (newton_usable) {
+      if (std::abs(newton) <= kTolerance * delta) return next;
+      // Newton's error after this step is about |phi'' / 2 phi'| step^2, with phi'' from the
+      // secant of phi' since the previous iterate (itself a Newton step close by): accepted
+      // where that is below the tolerance and the step is short against the scale on which
+      // phi' changes.
+      if (newton_before && std::abs(delta - before) <= 1e-3 * delta) {
+        const double curvature = (slope - slope_before) / (delta - before);
+        const double relative_change = std::abs(curvature * newton / slope);
+        if (relative_change < 1e-3 &&
+            0.5 * relative_change * std::abs(newton) <= 0.25 * kTolerance * next)
+          return next;
+      }
+    } else {
+      next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo * hi) : 0.5 * (lo + hi);
     }
-    if (hi < kInf && hi - lo <= kTolerance * hi) return next;
+    if (hi - lo <= kTolerance * hi) return next;
+    step_before = step;
+    step = next - delta;
+    before = delta;
+    slope_before = slope;
+    newton_before = newton_usable;
     delta = next;
   }
   return delta;
