@@ -9,12 +9,14 @@ namespace kingman::kernels {
 
 namespace {
 
-// Monic three-term recurrence p_{k+1}(u) = (u - a_k) p_k(u) - b_k p_{k-1}(u) of the weight
-// (1 - u)^c on [0, 1]: the Jacobi weight (1 - x)^c on [-1, 1] in u = (1 + x) / 2, with the
-// numerators written without cancellation (c > -1, k >= 1: 2k(k + c + 1) + c > 0).
-double recurrence_a(double k, double c) {
-  if (k == 0.0) return 1.0 / (c + 2.0);
-  return (2.0 * k * (k + c + 1.0) + c) / ((2.0 * k + c) * (2.0 * k + c + 2.0));
+// Monic three-term recurrence p_{k+1}(w) = (w - a_k) p_k(w) - b_k p_{k-1}(w) of the weight
+// (1 - w)^c on [0, 1] (mirrored: of w^c), the Jacobi weight (1 - x)^c on [-1, 1] in
+// w = (1 + x) / 2 (of (1 + x)^c). The numerators are written without cancellation for c > -1,
+// k >= 1: 2k(k + c + 1) + c > 0 and 2k(k + c + 1) + c(c + 1) > 0; b_k is the same for both.
+double recurrence_a(double k, double c, bool mirrored) {
+  if (k == 0.0) return (mirrored ? c + 1.0 : 1.0) / (c + 2.0);
+  return (2.0 * k * (k + c + 1.0) + (mirrored ? c * (c + 1.0) : c)) /
+         ((2.0 * k + c) * (2.0 * k + c + 2.0));
 }
 double recurrence_b(double k, double c) {  // k >= 1
   if (k == 1.0) return (1.0 + c) / ((2.0 + c) * (2.0 + c) * (3.0 + c));
@@ -31,8 +33,11 @@ GaussJacobiRule gauss_jacobi_rule(std::size_t points, double exponent) {
   }
   const double c = exponent;
   const std::size_t n = points;
+  // The nodes are found in the coordinate w that is small where the weight piles up: u itself
+  // for c >= 0, and 1 - u for c < 0 (the weight is then singular at u = 1).
+  const bool mirrored = c < 0.0;
   std::vector<double> a(n), root_b(n + 1, 0.0);  // root_b[k] = sqrt(b_k), k = 1..n
-  for (std::size_t k = 0; k < n; ++k) a[k] = recurrence_a(static_cast<double>(k), c);
+  for (std::size_t k = 0; k < n; ++k) a[k] = recurrence_a(static_cast<double>(k), c, mirrored);
   for (std::size_t k = 1; k <= n; ++k)
     root_b[k] = std::sqrt(recurrence_b(static_cast<double>(k), c));
   const double mass = 1.0 / (c + 1.0);
@@ -45,7 +50,7 @@ GaussJacobiRule gauss_jacobi_rule(std::size_t points, double exponent) {
   solver.computeFromTridiagonal(diagonal, off.head(static_cast<Eigen::Index>(n - 1)),
                                 Eigen::EigenvaluesOnly);
 
-  // The orthonormal p_0..p_N at u: returns p_N and its derivative, and sum_{k<N} p_k^2.
+  // The orthonormal p_0..p_N at w: returns p_N and its derivative, and sum_{k<N} p_k^2.
   auto orthonormal = [&](double u, double& derivative, double& squares) {
     double before = 0.0, value = std::sqrt(1.0 / mass);
     double before_slope = 0.0, slope = 0.0;
@@ -70,18 +75,20 @@ GaussJacobiRule gauss_jacobi_rule(std::size_t points, double exponent) {
   rule.complement.resize(n);
   rule.weight.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    double u = solver.eigenvalues()[static_cast<Eigen::Index>(i)];
+    double w = solver.eigenvalues()[static_cast<Eigen::Index>(i)];
     double derivative = 0.0, squares = 0.0;
     // Newton steps on p_N: the eigenvalue is good to about eps |J|; two steps make it good
-    // relative to u itself.
+    // relative to w itself.
     for (int step = 0; step < 2; ++step) {
-      const double value = orthonormal(u, derivative, squares);
-      if (derivative != 0.0 && std::isfinite(value / derivative)) u -= value / derivative;
+      const double value = orthonormal(w, derivative, squares);
+      if (derivative != 0.0 && std::isfinite(value / derivative)) w -= value / derivative;
     }
-    orthonormal(u, derivative, squares);
-    rule.node[i] = u;
-    rule.complement[i] = 1.0 - u;
-    rule.weight[i] = 1.0 / squares;
+    orthonormal(w, derivative, squares);
+    // Ascending in u: mirrored nodes come in descending order of u.
+    const std::size_t at = mirrored ? n - 1 - i : i;
+    rule.node[at] = mirrored ? 1.0 - w : w;
+    rule.complement[at] = mirrored ? w : 1.0 - w;
+    rule.weight[at] = 1.0 / squares;
   }
   return rule;
 }

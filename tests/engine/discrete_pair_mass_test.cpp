@@ -126,6 +126,10 @@ TEST(DiscretePairMass, HandlesOnlyItsRateAndSize) {
   // With no shared column the law is exponential: G = 1 / lambda.
   EXPECT_NEAR(masses.log_mass(DiscretePair({}, {}, -0.5, -0.2), -0.7), -std::log(3.0), 1e-15);
   EXPECT_THROW(DiscretePairMasses(0.0, 1.0, 4), OptionError);
+  EXPECT_FALSE(DiscretePairMasses::supports(1.0, 1e300));   // beta - 1 rounds to -1
+  EXPECT_FALSE(DiscretePairMasses::supports(1e30, 1e-30));  // beta beyond 2^50
+  EXPECT_TRUE(DiscretePairMasses::supports(2e9, 1e-3));
+  EXPECT_THROW(DiscretePairMasses(1.0, 1e300, 4), OptionError);
   EXPECT_THROW(masses.quantile(DiscretePair({0.0}, {1.0}, 0.0, 0.0), 0.0, 0.0, 1.0), OptionError);
   EXPECT_THROW(DiscretePairMasses(1.0, -1.0, 4), OptionError);
 }

@@ -9,12 +9,16 @@
 
 namespace kingman {
 
+bool DiscretePairMasses::supports(double rate, double mutation_rate) {
+  const double exponent = rate / (2.0 * mutation_rate) - 1.0;
+  return rate > 0.0 && mutation_rate > 0.0 && exponent >= -1.0 + 0x1p-20 && exponent <= 0x1p50;
+}
+
 DiscretePairMasses::DiscretePairMasses(double rate, double mutation_rate, std::size_t columns)
     : rate_(rate), mutation_rate_(mutation_rate), max_varying_(std::min(columns, kMaxColumns)) {
-  if (!(rate > 0.0) || !std::isfinite(rate) || !(mutation_rate > 0.0) ||
-      !std::isfinite(mutation_rate)) {
-    throw OptionError("pair masses: the rates must be finite and > 0, got " + std::to_string(rate) +
-                      " and " + std::to_string(mutation_rate));
+  if (!supports(rate, mutation_rate)) {
+    throw OptionError("pair masses: no Gauss-Jacobi rule for the rate " + std::to_string(rate) +
+                      " and mutation rate " + std::to_string(mutation_rate));
   }
   // 2N - 1 >= max_varying_: exact for every pair of at most that many varying columns.
   rule_ = kernels::gauss_jacobi_rule(max_varying_ / 2 + 1, rate / (2.0 * mutation_rate) - 1.0);

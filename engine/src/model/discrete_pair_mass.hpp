@@ -27,8 +27,13 @@ class DiscretePairMasses {
   // the adaptive quadrature.
   static constexpr std::size_t kMaxColumns = 512;
 
+  // Whether the rule for these rates is built: its exponent beta - 1 = lambda / 2 lambda_c - 1
+  // within [-1 + 2^-20, 2^50], where the rules are tested (tests/kernels/gauss_jacobi_test.cpp).
+  // Callers take the adaptive quadrature elsewhere.
+  static bool supports(double rate, double mutation_rate);
+
   // For total rate lambda > 0, the data's one mutation rate lambda_c > 0 and pairs of at most
-  // `columns` shared columns (the data's column count).
+  // `columns` shared columns (the data's column count). Throws OptionError unless supports().
   DiscretePairMasses(double rate, double mutation_rate, std::size_t columns);
 
   // Whether log_mass is exact for this pair: its columns' rate is lambda_c and it has at most

@@ -245,7 +245,8 @@ class DiscreteProposalSystem final : public detail::ParticleSystem {
     // With one mutation rate every pair's mass is a Gauss-Jacobi sum with this step's rule
     // (discrete_pair_mass.hpp); the adaptive law is then built only for the chosen pairs.
     masses_.reset();
-    if (common_mutation_rate_) masses_.emplace(lambda, data_.mutation_rate.front(), data_.d);
+    if (common_mutation_rate_ && DiscretePairMasses::supports(lambda, data_.mutation_rate.front()))
+      masses_.emplace(lambda, data_.mutation_rate.front(), data_.d);
     const DiscretePairMasses* masses = masses_ ? &*masses_ : nullptr;
 
     history_keys_.resize(count);

@@ -41,7 +41,8 @@ class DiscreteRaceModel {
 
   explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {
     const std::vector<double>& rates = data.mutation_rate;
-    if (std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }))
+    if (std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }) &&
+        DiscretePairMasses::supports(1.0, rates.front()))
       masses_.emplace(1.0, rates.front(), data.d);
   }
 

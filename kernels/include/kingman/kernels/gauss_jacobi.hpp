@@ -7,9 +7,10 @@
 // Nodes are eigenvalues of the Jacobi matrix of the monic recurrence (Golub and Welsch), refined
 // by Newton steps on the orthonormal polynomial p_N, and weights are the Christoffel numbers
 // 1 / sum_{k<N} p_k(u_i)^2 of the orthonormal polynomials, which keep their relative precision
-// where eigenvector components would not. The recurrence is written in u, the distance from
-// the end where a large c piles the weight up, so that nodes close to 0 keep their relative
-// precision, and each node's complement 1 - u_i is given too.
+// where eigenvector components would not. The recurrence is written in the distance from the
+// end where the weight piles up (u for c >= 0, 1 - u for c < 0), so that the nodes there keep
+// their relative precision, and each node is given as u_i and as 1 - u_i, each to its own
+// relative precision.
 #include <cstddef>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace kingman::kernels {
 struct GaussJacobiRule {
   double exponent = 0.0;           // c
   std::vector<double> node;        // u_i, ascending, in (0, 1)
-  std::vector<double> complement;  // 1 - u_i
+  std::vector<double> complement;  // 1 - u_i (node + complement = 1 to within an ulp)
   std::vector<double> weight;      // > 0, summing to 1 / (c + 1)
 };
 
