@@ -7,7 +7,8 @@
 //   delta); PostPost:   C ∝ G_C, delta | C ~ e^{-lambda delta} Z_C(T - delta) / G_C (exact
 //   inversion):
 //               alpha = sum_C G_C, G_C = integral over [0, inf) of e^{-lambda delta} Z_C(T - delta)
-//               (the mass of the pair's DiscreteDurationLaw).
+//               (the mass of the pair's DiscreteDurationLaw; with one mutation rate a
+//               Gauss-Jacobi sum, discrete_pair_mass.hpp).
 // Each particle's randomness comes from the stream (seed, particle, step + 1), and every value
 // a particle gets is a pure function of its state and its stream, so the thread count never
 // changes a result.

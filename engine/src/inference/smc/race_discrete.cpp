@@ -2,8 +2,8 @@
 // q_C(tau) ∝ e^{-(t_C0 - tau)} Z_C(tau): with delta = t_C0 - tau that is DiscreteDurationLaw
 // with rate 1 and start time t_C0, whose mass is N_C and whose upper mass beyond delta, over
 // N_C, is S_C(t_C0 - delta). Clocks are drawn by inversion of that law from the clock's first
-// uniform. There is no cheap bound on the law's distribution function here (its mass is a
-// quadrature), so rows draw every clock: O(n^2) laws per particle, each a few microseconds.
+// uniform. There is no cheap bound on the law's distribution function here, so rows draw every
+// clock: O(n^2) laws per particle, each an adaptive quadrature of 10-30 microseconds.
 // With one mutation rate the masses and kill factors need no law: N_C and the upper mass
 // S_C(t) N_C = e^{-(t_C0 - t)} G_C(t) (the mass of the same pair's law started at t) are
 // Gauss-Jacobi sums (discrete_pair_mass.hpp), so a kill factor is log G_C(t_C0) - log G_C(t),
