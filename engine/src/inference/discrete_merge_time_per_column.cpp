@@ -46,7 +46,8 @@ struct Probe {
   double falling_curvature = 0.0;  // P'(t)
   double min_disagreeing_elasticity = kInf;
   double max_agreeing_elasticity = 0.0;
-  std::vector<double> agreeing_x;  // x_d(t) of the agreeing columns, in column order
+  // x_d(t) of the agreeing columns, in column order: at agreeing_x in the certificates' pool.
+  std::size_t agreeing_x = 0;
 
   double slope(double rate) const { return rate - falling + rising; }
   bool ordered() const { return min_disagreeing_elasticity >= max_agreeing_elasticity; }
@@ -54,11 +55,17 @@ struct Probe {
 
 class SlopeCertificates {
  public:
-  SlopeCertificates(const DiscretePair& pair, double rate) : pair_(pair), rate_(rate) {}
+  // `pool` holds the probes' agreeing x values (emptied here; a probe appends its own), so
+  // that probing allocates nothing once the pool has grown.
+  SlopeCertificates(const DiscretePair& pair, double rate, std::vector<double>& pool)
+      : pair_(pair), rate_(rate), pool_(pool) {
+    pool_.clear();
+  }
 
   Probe probe(double depth) const {
     Probe p;
     p.depth = depth;
+    p.agreeing_x = pool_.size();
     const double offset = 2.0 * (pair_.latest_time() - depth) - pair_.time_sum();
     for (std::size_t k = 0; k < pair_.shared_columns(); ++k) {
       const double a = 1.0 - pair_.overlap(k);
@@ -75,7 +82,7 @@ class SlopeCertificates {
       } else {
         p.rising += 2.0 * lambda * (-a) * x / z;
         p.max_agreeing_elasticity = std::max(p.max_agreeing_elasticity, lambda / z);
-        p.agreeing_x.push_back(x);
+        pool_.push_back(x);
       }
     }
     return p;
@@ -95,8 +102,8 @@ class SlopeCertificates {
       const double a = 1.0 - pair_.overlap(k);
       if (!(a < 0.0)) continue;
       const double lambda = pair_.rate(k);
-      const double low = 1.0 - a * deep.agreeing_x[i];
-      bound += 4.0 * lambda * lambda * (-a) * shallow.agreeing_x[i] / (low * low);
+      const double low = 1.0 - a * pool_[deep.agreeing_x + i];
+      bound += 4.0 * lambda * lambda * (-a) * pool_[shallow.agreeing_x + i] / (low * low);
       ++i;
     }
     return deep.falling_curvature >= bound;
@@ -105,6 +112,7 @@ class SlopeCertificates {
  private:
   const DiscretePair& pair_;
   double rate_;
+  std::vector<double>& pool_;
 };
 
 // The root of the slope on [latest - deep, latest - shallow], where it goes from + to -.
@@ -121,12 +129,14 @@ double slope_root(const DiscretePair& pair, double rate, double deep, double sha
 
 // The unique maximum when the certificates prove there is one, else nothing.
 std::optional<double> certified_optimum(const DiscretePair& pair, double rate, double far) {
-  const SlopeCertificates certificates(pair, rate);
+  thread_local std::vector<double> pool;
+  const SlopeCertificates certificates(pair, rate, pool);
   const double latest = pair.latest_time();
   struct Piece {
     Probe deep, shallow;
   };
-  std::vector<Piece> stack;  // the deepest piece on top
+  thread_local std::vector<Piece> stack;  // the deepest piece on top
+  stack.clear();
   stack.push_back({certificates.probe(far), certificates.probe(0.0)});
   bool crossed = false;      // the slope has gone from + to -
   double crossing = latest;  // where

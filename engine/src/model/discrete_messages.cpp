@@ -166,15 +166,26 @@ void DiscretePair::log_local_likelihood_derivatives(double t, double& slope,
   slope = curvature = 0.0;
   for (std::size_t k = 0; k < overlap_.size(); ++k) {
     const double y = rate_[k] * offset;
-    const double x = std::exp(y);
-    const double z = -std::expm1(y) + x * overlap_[k];
+    // x and 1 - x from one libm call, each to relative precision: 1 + expm1(y) for x > 0.6,
+    // 1 - x for x <= 0.6 (at least 0.4).
+    double x, one_minus_x;
+    if (y > -0.5) {
+      const double x_minus_one = std::expm1(y);
+      x = 1.0 + x_minus_one;
+      one_minus_x = -x_minus_one;
+    } else {
+      x = std::exp(y);
+      one_minus_x = 1.0 - x;
+    }
+    const double z = one_minus_x + x * overlap_[k];
     if (!(z > 0.0)) {
       slope = curvature = -kInf;
       return;
     }
-    const double term = 2.0 * rate_[k] * x * (overlap_[k] - 1.0) / z;  // d/dt log Z^d
+    const double inverse = 1.0 / z;
+    const double term = 2.0 * rate_[k] * x * (overlap_[k] - 1.0) * inverse;  // d/dt log Z^d
     slope += term;
-    curvature += 2.0 * rate_[k] * term / z;
+    curvature += 2.0 * rate_[k] * term * inverse;
   }
 }
 
