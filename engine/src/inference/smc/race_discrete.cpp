@@ -30,6 +30,10 @@ namespace {
 
 class DiscreteRaceModel {
  public:
+  // Added to a clock's bound on its quantile (not_after_threshold), so that rounding never skips
+  // a clock that would ring after the threshold.
+  static constexpr double kBoundMargin = 1e-12;
+
   using Node = DiscreteClusterNode;
   using State = DiscreteParticleState;
   // The two clusters (alive while the law is used) and the pair's creation time.
@@ -55,10 +59,22 @@ class DiscreteRaceModel {
   // No cheap ranking: the creation time (pairs of older clusters first).
   double typical(const Law& law) const { return law.created; }
 
-  // No bound without the law's mass: every clock is drawn, except where the threshold is not
-  // before the pair's creation (clocks are never later than that).
+  // Clocks are never later than the pair's creation, so a threshold not before it bounds them
+  // all. Otherwise, with one mutation rate, the clock created - delta(w) is at most theta
+  // exactly when its quantile w is at least the lower share of delta = created - theta,
+  // 1 - upper(delta) / N_C, two Gauss-Jacobi sums where drawing the clock would take about six:
+  // that share, raised by kBoundMargin (far above the sums' and the quantiles' rounding, ~1e-13
+  // relative), is the bound. Without the masses every clock is drawn.
   double not_after_threshold(const Law& law, double theta) const {
-    return theta >= law.created ? 0.0 : 1.0;
+    if (theta >= law.created) return 0.0;
+    if (const DiscretePair* pair = exact_pair(*law.row, *law.partner)) {
+      // The race's laws have rate 1: upper(delta) = e^{-delta} G_C(created - delta).
+      const double delta = law.created - theta;
+      const double upper_share = std::exp(-delta + masses_->log_mass(*pair, theta) -
+                                          masses_->log_mass(*pair, law.created));
+      return 1.0 - upper_share + kBoundMargin;
+    }
+    return 1.0;
   }
 
   template <typename Stream>
