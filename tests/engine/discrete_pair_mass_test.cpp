@@ -18,6 +18,36 @@
 namespace kingman {
 namespace {
 
+// A random pair: overlaps of disagreeing leaves (0), agreeing ones (1 / q), columns that cannot
+// tell (1) and clusters (0 to 3); leaves at time 0 or clusters at earlier times; the mutation
+// rate 1 or drawn from [0.2, 4].
+struct RandomPair {
+  std::vector<double> overlaps;
+  double mutation_rate = 1.0, time_l = 0.0, time_r = 0.0;
+
+  DiscretePair pair() const {
+    return DiscretePair(overlaps, std::vector<double>(overlaps.size(), mutation_rate), time_l,
+                        time_r);
+  }
+};
+
+RandomPair random_pair(std::mt19937_64& engine, std::size_t d, bool leaves, bool unit_rate) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  RandomPair p;
+  p.mutation_rate = unit_rate ? 1.0 : std::exp(std::log(0.2) + 3.0 * unit(engine));
+  p.overlaps.resize(d);
+  for (double& s : p.overlaps) {
+    const double kind = unit(engine);
+    s = kind < 0.3   ? 0.0
+        : kind < 0.6 ? 1.0 / (0.05 + 0.9 * unit(engine))
+        : kind < 0.7 ? 1.0
+                     : (leaves ? 0.0 : 3.0 * unit(engine));
+  }
+  p.time_l = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
+  p.time_r = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
+  return p;
+}
+
 TEST(DiscretePairMass, AgreesWithTheAdaptiveQuadrature) {
   std::mt19937_64 engine(3);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -25,24 +55,13 @@ TEST(DiscretePairMass, AgreesWithTheAdaptiveQuadrature) {
   for (int trial = 0; trial < 1600; ++trial) {
     // The last 100 pairs have 100 to 300 columns (rules of up to 151 nodes).
     const std::size_t d = trial < 1500 ? engine() % 41 : 100 + engine() % 201;
-    const double mutation_rate =
-        trial % 3 == 0 ? 1.0 : std::exp(std::log(0.2) + 3.0 * unit(engine));
-    const bool leaves = trial % 4 == 0;
-    std::vector<double> overlaps(d);
-    for (double& s : overlaps) {
-      const double kind = unit(engine);
-      s = kind < 0.3   ? 0.0
-          : kind < 0.6 ? 1.0 / (0.05 + 0.9 * unit(engine))
-          : kind < 0.7 ? 1.0
-                       : (leaves ? 0.0 : 3.0 * unit(engine));
-    }
-    const double time_l = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
-    const double time_r = leaves ? 0.0 : -std::exp(-5.0 + 6.0 * unit(engine));
-    const double latest = std::min(time_l, time_r);
+    const RandomPair random = random_pair(engine, d, trial % 4 == 0, trial % 3 == 0);
+    const double mutation_rate = random.mutation_rate;
+    const double latest = std::min(random.time_l, random.time_r);
     const double start = unit(engine) < 0.3 ? latest : latest - std::exp(-6.0 + 6.0 * unit(engine));
     const double m = std::floor(2.0 + 600.0 * unit(engine) * unit(engine));
     const double rate = 0.5 * m * (m - 1.0);
-    const DiscretePair pair(overlaps, std::vector<double>(d, mutation_rate), time_l, time_r);
+    const DiscretePair pair = random.pair();
     const DiscretePairMasses masses(rate, mutation_rate, std::max<std::size_t>(d, 40));
     ASSERT_TRUE(masses.handles(pair));
     const double quadrature = DiscreteDurationLaw(pair, rate, start).log_mass();
@@ -87,19 +106,12 @@ TEST(DiscretePairMass, QuantilesInvertTheUpperMass) {
   double worst = 0.0;
   for (int trial = 0; trial < 2000; ++trial) {
     const std::size_t d = 1 + engine() % 30;
-    const double mutation_rate =
-        trial % 2 == 0 ? 1.0 : std::exp(std::log(0.2) + 3.0 * unit(engine));
-    const bool leaves = trial % 3 == 0;
-    std::vector<double> overlaps(d);
-    for (double& s : overlaps) {
-      const double kind = unit(engine);
-      s = kind < 0.35 ? 0.0 : kind < 0.7 ? 1.0 / (0.05 + 0.9 * unit(engine)) : 3.0 * unit(engine);
-    }
-    const double time_l = leaves ? 0.0 : -std::exp(-4.0 + 5.0 * unit(engine));
-    const double time_r = leaves ? 0.0 : -std::exp(-4.0 + 5.0 * unit(engine));
-    const double start = std::min(time_l, time_r) - (unit(engine) < 0.5 ? 0.0 : 0.1 * unit(engine));
+    const RandomPair random = random_pair(engine, d, trial % 3 == 0, trial % 2 == 0);
+    const double mutation_rate = random.mutation_rate;
+    const double start =
+        std::min(random.time_l, random.time_r) - (unit(engine) < 0.5 ? 0.0 : 0.1 * unit(engine));
     const double rate = trial % 4 == 0 ? 1.0 : 0.5 * (2.0 + trial % 50) * (1.0 + trial % 50);
-    const DiscretePair pair(overlaps, std::vector<double>(d, mutation_rate), time_l, time_r);
+    const DiscretePair pair = random.pair();
     const DiscretePairMasses masses(rate, mutation_rate, 30);
     const DiscreteDurationLaw law(pair, rate, start);
     const double log_mass = masses.log_mass(pair, start);
