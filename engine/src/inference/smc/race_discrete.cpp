@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -36,11 +37,13 @@ class DiscreteRaceModel {
 
   using Node = DiscreteClusterNode;
   using State = DiscreteParticleState;
-  // The two clusters (alive while the law is used) and the pair's creation time.
+  // The two clusters (alive while the law is used) and the pair's creation time; with one
+  // mutation rate, log N_C once a bound or a clock has needed it (both may, for one law).
   struct Law {
     const Node* row;
     const Node* partner;
     double created;
+    mutable double log_mass = std::numeric_limits<double>::quiet_NaN();
   };
 
   explicit DiscreteRaceModel(const DiscreteData& data) : data_(&data) {
@@ -54,6 +57,12 @@ class DiscreteRaceModel {
 
   Law law(const Node& row_cluster, const Node& partner) const {
     return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
+  }
+
+  // log N_C of a law whose pair the masses handle (`pair`, assigned from it).
+  double mass_of(const Law& law, const DiscretePair& pair) const {
+    if (std::isnan(law.log_mass)) law.log_mass = masses_->log_mass(pair, law.created);
+    return law.log_mass;
   }
 
   // No cheap ranking: the creation time (pairs of older clusters first).
@@ -70,8 +79,8 @@ class DiscreteRaceModel {
     if (const DiscretePair* pair = exact_pair(*law.row, *law.partner)) {
       // The race's laws have rate 1: upper(delta) = e^{-delta} G_C(created - delta).
       const double delta = law.created - theta;
-      const double upper_share = std::exp(-delta + masses_->log_mass(*pair, theta) -
-                                          masses_->log_mass(*pair, law.created));
+      const double upper_share =
+          std::exp(-delta + masses_->log_mass(*pair, theta) - mass_of(law, *pair));
       return 1.0 - upper_share + kBoundMargin;
     }
     return 1.0;
@@ -80,8 +89,7 @@ class DiscreteRaceModel {
   template <typename Stream>
   double clock(const Law& law, double w, Stream& /*stream*/) const {
     if (const DiscretePair* pair = exact_pair(*law.row, *law.partner)) {
-      const double log_mass = masses_->log_mass(*pair, law.created);
-      const double delta = masses_->quantile(*pair, law.created, log_mass, w);
+      const double delta = masses_->quantile(*pair, law.created, mass_of(law, *pair), w);
       if (!std::isnan(delta)) return law.created - delta;  // else w is below its range
     }
     const DiscreteDurationLaw& duration = build(*law.row, *law.partner, law.created);
