@@ -61,31 +61,8 @@ double BrownianMessages::merge(std::size_t l, std::size_t r, double t, std::size
     for (std::size_t j = 0; j < d_; ++j) y[j] = wl * yl[j] + wr * yr[j];
     variance_[into] = sigma_l * sigma_r / s;
   } else {
-    const double* vl = variances(l);
-    const double* vr = variances(r);
-    double* v = variances_.data() + into * d_;
-    const double dt_l = time_[l] - t;
-    const double dt_r = time_[r] - t;
-    for (std::size_t j = 0; j < d_; ++j) {
-      const double sigma_l = vl[j] + dt_l;
-      const double sigma_r = vr[j] + dt_r;
-      if (std::isinf(sigma_l) && std::isinf(sigma_r)) {
-        v[j] = kInf;
-        y[j] = 0.0;
-      } else if (std::isinf(sigma_l)) {
-        v[j] = sigma_r;
-        y[j] = yr[j];
-      } else if (std::isinf(sigma_r)) {
-        v[j] = sigma_l;
-        y[j] = yl[j];
-      } else {
-        const double s = sigma_l + sigma_r;
-        const double diff = yl[j] - yr[j];
-        log_z += log_local_likelihood(1.0, diff * diff, s) - 0.5 * (*log_lambda_diagonal_)[j];
-        y[j] = (sigma_r / s) * yl[j] + (sigma_l / s) * yr[j];
-        v[j] = sigma_l * sigma_r / s;
-      }
-    }
+    log_z = merge_brownian_clusters(view(l), view(r), d_, t, *log_lambda_diagonal_, y,
+                                    variances_.data() + into * d_);
   }
   time_[into] = t;
   return log_z;
@@ -100,21 +77,53 @@ SharedDimensions shared_dimensions(const BrownianMessages& messages, std::size_t
 
 void shared_dimensions(const BrownianMessages& messages, std::size_t l, std::size_t r,
                        double current_time, const WhitenedData& data, SharedDimensions& shared) {
+  shared_dimensions(messages.view(l), messages.view(r), messages.dims(), current_time,
+                    data.log_lambda_diagonal, shared);
+}
+
+void shared_dimensions(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                       double current_time, const std::vector<double>& log_lambda_diagonal,
+                       SharedDimensions& shared) {
   shared.offset.clear();
   shared.squared_delta.clear();
   shared.log_lambda.clear();
-  const double* vl = messages.variances(l);
-  const double* vr = messages.variances(r);
-  const double* yl = messages.mean(l);
-  const double* yr = messages.mean(r);
-  const double dt = (messages.time(l) - current_time) + (messages.time(r) - current_time);
-  for (std::size_t j = 0; j < messages.dims(); ++j) {
-    if (std::isinf(vl[j]) || std::isinf(vr[j])) continue;
-    const double diff = yl[j] - yr[j];
-    shared.offset.push_back(vl[j] + vr[j] + dt);
+  const double dt = (l.time - current_time) + (r.time - current_time);
+  for (std::size_t j = 0; j < d; ++j) {
+    if (std::isinf(l.variance[j]) || std::isinf(r.variance[j])) continue;
+    const double diff = l.mean[j] - r.mean[j];
+    shared.offset.push_back(l.variance[j] + r.variance[j] + dt);
     shared.squared_delta.push_back(diff * diff);
-    shared.log_lambda.push_back(data.log_lambda_diagonal[j]);
+    shared.log_lambda.push_back(log_lambda_diagonal[j]);
   }
+}
+
+double merge_brownian_clusters(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                               double t, const std::vector<double>& log_lambda_diagonal, double* y,
+                               double* v) {
+  double log_z = 0.0;
+  const double dt_l = l.time - t;
+  const double dt_r = r.time - t;
+  for (std::size_t j = 0; j < d; ++j) {
+    const double sigma_l = l.variance[j] + dt_l;
+    const double sigma_r = r.variance[j] + dt_r;
+    if (std::isinf(sigma_l) && std::isinf(sigma_r)) {
+      v[j] = kInf;
+      y[j] = 0.0;
+    } else if (std::isinf(sigma_l)) {
+      v[j] = sigma_r;
+      y[j] = r.mean[j];
+    } else if (std::isinf(sigma_r)) {
+      v[j] = sigma_l;
+      y[j] = l.mean[j];
+    } else {
+      const double s = sigma_l + sigma_r;
+      const double diff = l.mean[j] - r.mean[j];
+      log_z += log_local_likelihood(1.0, diff * diff, s) - 0.5 * log_lambda_diagonal[j];
+      y[j] = (sigma_r / s) * l.mean[j] + (sigma_l / s) * r.mean[j];
+      v[j] = sigma_l * sigma_r / s;
+    }
+  }
+  return log_z;
 }
 
 double log_local_likelihood(const SharedDimensions& shared, double duration) {

@@ -15,6 +15,14 @@ namespace kingman {
 // -(d/2) log(2 pi s) - eps / (2 s). Lambda's log determinant is added by the caller.
 double log_local_likelihood(double dims, double eps, double s);
 
+// One cluster's per-dimension message, wherever it is stored (BrownianMessages' slots, or the
+// nodes of an SMC particle): d means, d variances (+inf where unobserved) and its time.
+struct BrownianClusterView {
+  const double* mean;
+  const double* variance;
+  double time;
+};
+
 class BrownianMessages {
  public:
   // Slots 0..n-1 hold the leaves; merging writes the new cluster into one of its children's
@@ -29,6 +37,9 @@ class BrownianMessages {
   double variance(std::size_t slot) const { return variance_[slot]; }
   // Per-dimension variances, +inf where unobserved (only when per_dimension()).
   const double* variances(std::size_t slot) const { return variances_.data() + slot * d_; }
+  BrownianClusterView view(std::size_t slot) const {
+    return {mean(slot), variances(slot), time_[slot]};
+  }
   // a_c = v_c + t_c: the part of the duration offset r_C owned by one cluster (section 3.2).
   double offset(std::size_t slot) const { return variance_[slot] + time_[slot]; }
 
@@ -78,5 +89,15 @@ void shared_dimensions(const BrownianMessages& messages, std::size_t l, std::siz
 
 // log Z(delta) for per-dimension messages (including -1/2 sum log Lambda_jj).
 double log_local_likelihood(const SharedDimensions& shared, double duration);
+
+// shared_dimensions for two views at current_time <= both times.
+void shared_dimensions(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                       double current_time, const std::vector<double>& log_lambda_diagonal,
+                       SharedDimensions& out);
+// Merges two views at time t <= both times into d means and variances; returns log Z,
+// including -1/2 log Lambda_jj for the dimensions both observe.
+double merge_brownian_clusters(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                               double t, const std::vector<double>& log_lambda_diagonal,
+                               double* mean, double* variance);
 
 }  // namespace kingman

@@ -1,0 +1,152 @@
+#include "brownian_duration_law.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <numeric>
+#include <string>
+
+#include "kingman/error.hpp"
+
+namespace kingman {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// The mode only places the first panels: a relative precision of 1e-6 is plenty.
+constexpr double kModeTolerance = 1e-6;
+constexpr int kMaxModeSteps = 400;
+
+// One group's log factor -(k/2) log s - E / (2 s), with its limits at s = 0.
+double log_factor(double s, double dims, double energy) {
+  if (s > 0.0) return -0.5 * dims * std::log(s) - energy / (2.0 * s);
+  return energy > 0.0 ? -kInf : kInf;
+}
+
+}  // namespace
+
+void BrownianDurationLaw::assign(const SharedDimensions& shared, double rate, double start_time) {
+  if (!(rate > 0.0) || !std::isfinite(rate)) {
+    throw OptionError("merge-duration law: the rate must be finite and > 0, got " +
+                      std::to_string(rate));
+  }
+  lambda_ = rate;
+  groups_.clear();
+  const std::size_t dims = shared.offset.size();
+  constant_ = 0.0;
+  thread_local std::vector<std::size_t> order;
+  order.resize(dims);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return shared.offset[a] < shared.offset[b]; });
+  const double log_two_pi = std::log(2.0 * std::numbers::pi);
+  for (const std::size_t j : order) {
+    const double r = shared.offset[j], e = shared.squared_delta[j];
+    if (!(r >= 0.0) || !std::isfinite(r) || !(e >= 0.0) || !std::isfinite(e)) {
+      throw OptionError(
+          "merge-duration law: dimension offsets and squared differences must be "
+          "finite and >= 0, got r = " +
+          std::to_string(r) + ", Delta^2 = " + std::to_string(e));
+    }
+    constant_ -= 0.5 * (log_two_pi + shared.log_lambda[j]);
+    if (!groups_.empty() && groups_.back().offset == r) {
+      groups_.back().dims += 1.0;
+      groups_.back().energy += e;
+    } else {
+      groups_.push_back({r, 1.0, e});
+    }
+  }
+  if (groups_.empty()) {
+    set_exponential(rate, start_time);  // no shared dimension: Z = 1
+    return;
+  }
+  for (const Group& g : groups_) {
+    if (g.offset == 0.0 && g.energy == 0.0 && g.dims >= 2.0) {
+      throw NumericalError(
+          "merge-duration law: two clusters of zero variance agree on " +
+          std::to_string(static_cast<long long>(g.dims)) +
+          " dimensions, so their merge density (2 delta)^(-k/2) is not integrable at 0; use a "
+          "leaf variance > 0");
+    }
+  }
+  // Anchor and width of the first panels (header): the mode and the curvature there, or at 0
+  // the scale of the slope.
+  double h0 = 0.0, dh0 = 0.0;
+  slope(0.0, h0, dh0);
+  double anchor = 0.0, width = 1.0 / rate;
+  if (h0 > 0.0) {
+    anchor = mode_inside();
+    double h = 0.0, dh = 0.0;
+    slope(anchor, h, dh);
+    if (dh < 0.0 && std::isfinite(dh)) width = 1.0 / std::sqrt(-dh);
+  } else if (std::isfinite(h0)) {
+    const double scale = std::max(-h0, std::sqrt(std::max(-dh0, 0.0)));
+    if (scale > 0.0 && std::isfinite(scale)) width = 1.0 / scale;
+  }
+  width = std::min(width, 1.0 / rate);
+  integrate(rate, start_time, width, anchor);
+}
+
+double BrownianDurationLaw::log_density(double delta) const {
+  double log_f = constant_ - lambda_ * delta;
+  for (const Group& g : groups_) log_f += log_factor(g.offset + 2.0 * delta, g.dims, g.energy);
+  return log_f;
+}
+
+double BrownianDurationLaw::log_tail_bound(double length) const {
+  double log_bound = constant_ - lambda_ * length - std::log(lambda_);
+  for (const Group& g : groups_) {
+    const double s = std::max(g.offset + 2.0 * length, g.energy / g.dims);
+    log_bound += log_factor(s, g.dims, g.energy);
+  }
+  return log_bound;
+}
+
+void BrownianDurationLaw::slope(double delta, double& h, double& dh) const {
+  h = -lambda_;
+  dh = 0.0;
+  for (const Group& g : groups_) {
+    const double s = g.offset + 2.0 * delta;
+    if (!(s > 0.0)) {
+      h += g.energy > 0.0 ? kInf : -kInf;
+      dh = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    const double inverse = 1.0 / s;
+    h += (g.energy * inverse - g.dims) * inverse;
+    dh += (2.0 * g.dims - 4.0 * g.energy * inverse) * inverse * inverse;
+  }
+}
+
+double BrownianDurationLaw::mode_inside() const {
+  // h < -lambda + sum E_g / (2 delta)^2, negative beyond delta = sqrt(sum E / lambda) / 2.
+  double energy = 0.0;
+  for (const Group& g : groups_) energy += g.energy;
+  double lo = 0.0, hi = 0.5 * std::sqrt(energy / lambda_) * (1.0 + 1e-9) + 1e-300;
+  double h = 0.0, dh = 0.0;
+  for (int k = 0; k < 64; ++k, hi *= 2.0) {
+    slope(hi, h, dh);
+    if (h < 0.0) break;
+  }
+  double delta = hi;
+  for (int step = 0; step < kMaxModeSteps; ++step) {
+    slope(delta, h, dh);
+    if (h > 0.0) {
+      lo = delta;
+    } else {
+      hi = delta;
+    }
+    if (hi - lo <= kModeTolerance * hi) break;
+    double next = delta - h / dh;
+    if (!(next > lo && next < hi)) {
+      // Bisect, in scale while the bracket spans orders of magnitude.
+      next = lo == 0.0 ? hi / 1024.0 : (hi > 4.0 * lo ? std::sqrt(lo * hi) : 0.5 * (lo + hi));
+    }
+    if (std::abs(next - delta) <= kModeTolerance * delta) return next;
+    delta = next;
+  }
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace kingman

@@ -1,0 +1,56 @@
+#pragma once
+// The law of one pair's merge duration under the Brownian model with per-dimension messages
+// (data with missing entries; MODEL.md sections 3.4, 5 and 6), integrated by
+// AdaptiveDurationLaw. With total rate lambda and current time T0, a merge after a duration
+// delta >= 0 has the unnormalized density
+//   f(delta) = e^{-lambda delta} prod_j N(Delta_j; 0, s_j / Lambda_jj),  s_j = r_j + 2 delta,
+// over the dimensions j both clusters observe (SharedDimensions at T0). With one offset r for
+// every dimension this is the truncated GIG of the complete-data case; with several it has no
+// closed form. Dimensions with equal offsets are summed into one group (k_g dimensions, E_g =
+// sum of their Delta_j^2), so an evaluation costs a log per distinct offset.
+//
+// Where the mass lies: log f has slope h(delta) = -lambda + sum_g (E_g / s_g^2 - k_g / s_g),
+// so the panels are anchored at a root of h (a mode; at 0 when h(0) <= 0), as wide as the
+// density's curvature there. Tail: each group's factor s^{-k/2} e^{-E/(2s)} increases up to
+// s = E/k and decreases after, so on [L, inf) it is at most its value at max(s_g(L), E_g/k_g),
+// and the tail is at most e^{-lambda L} / lambda times the product of those bounds.
+#include <cstddef>
+#include <vector>
+
+#include "adaptive_duration_law.hpp"
+#include "kingman/model/brownian_messages.hpp"
+
+namespace kingman {
+
+class BrownianDurationLaw final : public AdaptiveDurationLaw {
+ public:
+  BrownianDurationLaw() = default;
+  // rate = lambda > 0; shared: the pair's dimensions at T0 = start_time (offsets r_j >= 0).
+  // Throws OptionError for a bad rate or offset, NumericalError where the density is not
+  // integrable (two clusters of zero variance that agree on two or more dimensions).
+  BrownianDurationLaw(const SharedDimensions& shared, double rate, double start_time) {
+    assign(shared, rate, start_time);
+  }
+  void assign(const SharedDimensions& shared, double rate, double start_time);
+
+  double log_density(double delta) const override;
+
+ private:
+  struct Group {
+    double offset;  // r_g
+    double dims;    // k_g
+    double energy;  // E_g = sum of Delta_j^2
+  };
+
+  double log_tail_bound(double length) const override;
+  // The slope h and its derivative at delta.
+  void slope(double delta, double& h, double& dh) const;
+  // A root of h in (0, inf) given h(0) > 0, by safeguarded Newton steps.
+  double mode_inside() const;
+
+  double lambda_ = 1.0;    // the total rate, as rate()
+  double constant_ = 0.0;  // -(k/2) log(2 pi) + 1/2 sum log Lambda_jj
+  std::vector<Group> groups_;
+};
+
+}  // namespace kingman
