@@ -15,6 +15,7 @@
 
 #include "discrete_likelihood.hpp"
 #include "exact_enumeration.hpp"
+#include "exactness_check.hpp"
 #include "kingman/api.hpp"
 #include "kingman/model/discrete_data.hpp"
 
@@ -78,84 +79,21 @@ oracle::DiscreteModel model_of(const Dataset& data) {
   return model;
 }
 
-struct Summary {
-  double mean = 0.0, standard_error = 0.0;
-};
-
-Summary summarize(const std::vector<double>& values) {
-  double mean = 0.0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double squares = 0.0;
-  for (double v : values) squares += (v - mean) * (v - mean);
-  const double variance = squares / static_cast<double>(values.size() - 1);
-  return {mean, std::sqrt(variance / static_cast<double>(values.size()))};
-}
-
 // Checks one proposal on one dataset against its enumeration.
 void check_proposal(const Dataset& data, Algorithm proposal, const oracle::Enumeration& exact,
                     double ess_threshold) {
-  constexpr int kRuns = 16;
-  constexpr std::size_t kParticles = 2000;
-  std::vector<double> evidence_ratio;
-  std::map<std::pair<int, int>, std::vector<double>> first_merge;
-  std::map<std::string, std::vector<double>> topology;
-  for (const auto& [pair, p] : exact.first_merge_posterior) first_merge[pair];
-  for (const auto& [shape, p] : exact.topology_posterior) topology[shape];
-
-  for (int run = 0; run < kRuns; ++run) {
-    FitOptions options = options_of(data, proposal);
-    options.particles = kParticles;
-    options.seed = 3000 + static_cast<std::uint64_t>(run);
-    options.ess_threshold = ess_threshold;
-    const FitResult result = fit(table_of(data), options);
-    ASSERT_TRUE(result.log_evidence.has_value());
-    ASSERT_EQ(result.particles.size(), kParticles);
-    evidence_ratio.push_back(std::exp(*result.log_evidence - exact.log_evidence));
-    std::map<std::pair<int, int>, double> merge_weight;
-    std::map<std::string, double> topology_weight;
-    for (const Particle& particle : result.particles) {
-      ASSERT_TRUE(particle.tree.complete());
-      const Merge& m = particle.tree.merges.front();
-      merge_weight[{static_cast<int>(m.left), static_cast<int>(m.right)}] += particle.weight;
-      topology_weight[oracle::canonical_topology(particle.tree)] += particle.weight;
-    }
-    for (auto& [pair, values] : first_merge) values.push_back(merge_weight[pair]);
-    for (auto& [shape, values] : topology) values.push_back(topology_weight[shape]);
-    double total = 0.0;
-    for (const auto& [shape, w] : topology_weight) total += w;
-    EXPECT_NEAR(total, 1.0, 1e-9);
-  }
-
-  const Summary z = summarize(evidence_ratio);
-  EXPECT_LT(z.standard_error, 0.02) << "too noisy to test";
-  EXPECT_NEAR(z.mean, 1.0, 4.0 * z.standard_error)
-      << "mean of evidence / exact over " << kRuns << " runs";
-  EXPECT_LT(std::abs(std::log(z.mean)), 0.05);
-  double worst_z = std::abs(z.mean - 1.0) / z.standard_error;
-  for (const auto& [pair, values] : first_merge) {
-    const Summary f = summarize(values);
-    const double expected = exact.first_merge_posterior.at(pair);
-    EXPECT_LT(f.standard_error, 0.01);
-    EXPECT_NEAR(f.mean, expected, 4.0 * f.standard_error + 1e-4)
-        << "first merge (" << pair.first << "," << pair.second << ")";
-    EXPECT_NEAR(f.mean, expected, 0.03);
-    if (f.standard_error > 0)
-      worst_z = std::max(worst_z, std::abs(f.mean - expected) / f.standard_error);
-  }
-  for (const auto& [shape, values] : topology) {
-    const Summary f = summarize(values);
-    EXPECT_NEAR(f.mean, exact.topology_posterior.at(shape), 4.0 * f.standard_error + 1e-4)
-        << "topology " << shape;
-  }
-  std::string name = to_string(proposal);
-  if (ess_threshold == 1.0) name += "_resampling_every_step";
-  ::testing::Test::RecordProperty(name + "_evidence_ratio_e6",
-                                  static_cast<int>(std::round(z.mean * 1e6)));
-  ::testing::Test::RecordProperty(name + "_evidence_se_e6",
-                                  static_cast<int>(std::round(z.standard_error * 1e6)));
-  ::testing::Test::RecordProperty(name + "_worst_z_e3",
-                                  static_cast<int>(std::round(worst_z * 1e3)));
+  std::string label = to_string(proposal);
+  if (ess_threshold == 1.0) label += "_resampling_every_step";
+  const testing_support::ExactnessRuns runs;
+  testing_support::check_against_enumeration(
+      [&](std::uint64_t seed) {
+        FitOptions options = options_of(data, proposal);
+        options.particles = runs.particles;
+        options.seed = seed;
+        options.ess_threshold = ess_threshold;
+        return fit(table_of(data), options);
+      },
+      exact, runs, label);
 }
 
 // One test per dataset (one enumeration per test process), every proposal in it.

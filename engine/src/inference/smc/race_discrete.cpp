@@ -127,7 +127,7 @@ class DiscreteRaceModel {
   }
 
   MergeTree tree(const State& state, std::size_t leaf_count) const {
-    return discrete_merge_tree(state, leaf_count);
+    return live_merge_tree(state, leaf_count);
   }
 
  private:

@@ -1,0 +1,347 @@
+#pragma once
+// The proposals of MODEL.md section 5 for the models whose pair masses come from a duration law
+// (adaptive_duration_law.hpp): the binary / multinomial model (discrete_smc.cpp) and the
+// Brownian model with per-dimension messages (missing_smc.cpp). With m live clusters, lambda =
+// m(m-1)/2 and current time T, each step merges a pair C after a duration delta, and the
+// incremental weight is target over proposal, e^{-lambda delta} Z_C(T - delta) / f(delta, C):
+//   PriorPrior: delta ~ Exp(lambda), C uniform:          alpha = Z_C(T - delta);
+//   PriorPost:  delta ~ Exp(lambda), C ∝ Z_C(T - delta):  alpha = (1 / lambda) sum_C Z_C(T -
+//   delta); PostPost:   C ∝ G_C, delta | C ~ e^{-lambda delta} Z_C(T - delta) / G_C (exact
+//   inversion):
+//               alpha = sum_C G_C, G_C = integral over [0, inf) of e^{-lambda delta} Z_C(T -
+//               delta).
+// Each particle's randomness comes from the stream (seed, particle, step + 1), and every value
+// a particle gets is a pure function of its state and its stream, so the thread count never
+// changes a result.
+//
+// The model supplies (Model below stands for DiscreteProposalModel or MissingProposalModel):
+//   Node, Law (an AdaptiveDurationLaw), Scratch (a task's reusable storage);
+//   leaf_count(), leaves();
+//   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`;
+//   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
+//   prepare_step(lambda): before a PostPost step's masses;
+//   log_mass(scratch, a, b, lambda, T, law, built) -> log G_C, with `built` set when it was taken
+//     from `law`, built for the pair;
+//   build_law(scratch, a, b, lambda, T, law).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../../scheduler/parallel_for.hpp"
+#include "cluster_pool.hpp"
+#include "kingman/error.hpp"
+#include "kingman/inference/smc.hpp"
+#include "kingman/kernels/rng.hpp"
+#include "kingman/model/coalescent_prior.hpp"
+#include "live_particle_state.hpp"
+#include "smc_loop.hpp"
+#include "state_groups.hpp"
+
+namespace kingman::detail {
+
+namespace law_proposals {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Particles of one state handled by one PostPost drawing task (sharing its cache of chosen
+// pairs' laws).
+constexpr std::size_t kChunk = 16;
+// A group of one particle keeps the laws of all its pairs up to this many pairs.
+constexpr std::size_t kKeptLaws = 64;
+// Memory for the pair masses of the PostPost states processed at once.
+constexpr std::size_t kScoreBudgetBytes = std::size_t{64} << 20;
+
+// The live pair with lexicographic index `index` among the positions x < y of m clusters.
+inline std::pair<std::size_t, std::size_t> pair_at(std::size_t index, std::size_t m) {
+  std::size_t x = 0;
+  while (index >= m - 1 - x) index -= m - 1 - x++;
+  return {x, x + 1 + index};
+}
+
+// Index drawn with probability proportional to the increments of `cumulative` (nondecreasing,
+// positive last value): the first index whose cumulative weight exceeds u times the total.
+inline std::size_t draw_from_cumulative(const std::vector<double>& cumulative, double u) {
+  const double target = u * cumulative.back();
+  const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), target);
+  return std::min<std::size_t>(static_cast<std::size_t>(it - cumulative.begin()),
+                               cumulative.size() - 1);
+}
+
+// Turns log weights into cumulative relative weights exp(w - max) and returns log sum exp(w)
+// (-inf when every weight is 0).
+inline double cumulative_weights(const std::vector<double>& log_weights,
+                                 std::vector<double>& cumulative) {
+  const double maximum = *std::max_element(log_weights.begin(), log_weights.end());
+  cumulative.resize(log_weights.size());
+  if (maximum == -kInf) {
+    for (std::size_t i = 0; i < cumulative.size(); ++i) cumulative[i] = static_cast<double>(i + 1);
+    return -kInf;
+  }
+  if (!(maximum < kInf)) throw NumericalError("SMC: a pair has an infinite proposal weight");
+  double running = 0.0;
+  for (std::size_t i = 0; i < log_weights.size(); ++i) {
+    running += std::exp(log_weights[i] - maximum);
+    cumulative[i] = running;
+  }
+  return maximum + std::log(running);
+}
+
+}  // namespace law_proposals
+
+template <class Model>
+class LawProposalSystem final : public ParticleSystem {
+ public:
+  using Node = typename Model::Node;
+  using Law = typename Model::Law;
+  using State = LiveParticleState<Node>;
+
+  LawProposalSystem(Model model, const SmcOptions& options)
+      : model_(std::move(model)),
+        n_(model_.leaf_count()),
+        proposal_(options.proposal),
+        seed_(options.seed),
+        particles_(options.particles),
+        next_(options.particles) {
+    std::vector<const Node*> leaves;
+    for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
+    for (State& p : particles_) p.live = leaves;
+  }
+
+  void extend(std::size_t step, std::span<double> log_alpha) override {
+    pool_.collect_if_due(
+        particles_.size(),
+        particles_.size(), [&](std::size_t s) -> const auto& { return particles_[s].live; });
+    created_.resize(particles_.size());
+    if (proposal_ == Algorithm::postpost) {
+      extend_postpost(step, log_alpha);
+    } else {
+      extend_prior(step, log_alpha);
+    }
+    for (auto& cluster : created_) pool_.adopt(std::move(cluster));
+    for (std::size_t s = 0; s < log_alpha.size(); ++s) {
+      if (std::isnan(log_alpha[s])) {
+        throw NumericalError("SMC step " + std::to_string(step + 1) + ": particle " +
+                             std::to_string(s) + " has an undefined incremental weight");
+      }
+    }
+  }
+
+  void resample(std::span<const std::size_t> ancestors) override {
+    resample_particles(particles_, next_, ancestors, particles_.front().live.size());
+  }
+
+  MergeTree tree(std::size_t particle) const override {
+    return live_merge_tree(particles_[particle], n_);
+  }
+
+ private:
+  // PriorPrior and PriorPost: the duration comes first, from the prior.
+  void extend_prior(std::size_t step, std::span<double> log_alpha) {
+    const std::size_t m = n_ - step, pairs = m * (m - 1) / 2, id = n_ + step;
+    const double lambda = coalescent_rate(m), log_lambda = std::log(lambda);
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
+    parallel_for_range(0, particles_.size(), [&](const auto& range) {
+      typename Model::Scratch scratch;
+      std::vector<double> log_z(pairs), cumulative;
+      for (std::size_t s = range.begin(); s != range.end(); ++s) {
+        State& state = particles_[s];
+        kernels::RandomStream stream(seed_, s, step + 1, step_key);
+        const double t = state.time - stream.exponential() / lambda;
+        if (proposal_ == Algorithm::priorprior) {
+          const auto [x, y] = law_proposals::pair_at(stream.below(pairs), m);
+          log_alpha[s] = merge_live(state, x, y, t, id, created_[s]);
+          continue;
+        }
+        for (std::size_t x = 0, i = 0; x < m; ++x) {
+          for (std::size_t y = x + 1; y < m; ++y, ++i) {
+            log_z[i] = model_.log_likelihood(scratch, *state.live[x], *state.live[y], t);
+          }
+        }
+        // The proposal's pair mass is Z_C / sum Z; its duration density lambda e^{-lambda
+        // delta} leaves 1 / lambda in the weight.
+        log_alpha[s] = law_proposals::cumulative_weights(log_z, cumulative) - log_lambda;
+        const auto [x, y] = law_proposals::pair_at(
+            law_proposals::draw_from_cumulative(cumulative, stream.uniform()), m);
+        merge_live(state, x, y, t, id, created_[s]);
+      }
+    });
+  }
+
+  // PostPost: the pair masses G_C depend only on the state, so particles that are resampled
+  // copies of one state (same history) share them: group particles by state, in particle
+  // order. A group of several particles gets its masses computed once, in parallel over its
+  // pairs; a group of one particle (every group, between resamplings) computes them in its own
+  // task and keeps the laws (when there are few pairs), so the chosen pair's law is not built
+  // twice.
+  void extend_postpost(std::size_t step, std::span<double> log_alpha) {
+    const std::size_t count = particles_.size();
+    const std::size_t m = n_ - step, pairs = m * (m - 1) / 2;
+    const double lambda = coalescent_rate(m);
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
+    // The model's per-step parts (the binary model's Gauss-Jacobi rule for this lambda).
+    model_.prepare_step(lambda);
+
+    history_keys_.resize(count);
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    groups_.assign(std::span<const HistoryNode* const>(history_keys_));
+    const std::size_t groups = groups_.size();
+    const std::vector<std::size_t>& members = groups_.members();
+    auto member_begin = [&](std::size_t g) { return groups_.member_begin(g); };
+
+    // Shared masses of the groups of several particles, in batches that fit the budget.
+    std::vector<std::size_t> shared;  // groups of several particles
+    for (std::size_t g = 0; g < groups; ++g)
+      if (member_begin(g + 1) - member_begin(g) > 1) shared.push_back(g);
+    std::vector<std::size_t> slot_of(groups, 0);  // group -> its row in the shared scratch
+    const std::size_t batch =
+        std::max<std::size_t>(1, law_proposals::kScoreBudgetBytes / (2 * sizeof(double) * pairs));
+    for (std::size_t b0 = 0; b0 < std::max<std::size_t>(shared.size(), 1); b0 += batch) {
+      const std::size_t b1 = std::min(shared.size(), b0 + batch);
+      const std::size_t rows = b1 > b0 ? b1 - b0 : 0;
+      log_mass_.resize(std::max(log_mass_.size(), rows));
+      cumulative_.resize(std::max(cumulative_.size(), rows));
+      log_total_.resize(std::max(log_total_.size(), rows));
+      for (std::size_t k = b0; k < b1; ++k) {
+        slot_of[shared[k]] = k - b0;
+        log_mass_[k - b0].resize(pairs);
+      }
+      parallel_for_range(0, rows * pairs, [&](const auto& range) {
+        typename Model::Scratch pair_scratch;
+        Law law;
+        bool built = false;
+        for (std::size_t item = range.begin(); item != range.end(); ++item) {
+          const std::size_t row = item / pairs, i = item % pairs;
+          const State& state = particles_[groups_.leader(shared[b0 + row])];
+          const auto [x, y] = law_proposals::pair_at(i, m);
+          log_mass_[row][i] = model_.log_mass(pair_scratch, *state.live[x], *state.live[y], lambda,
+                                              state.time, law, built);
+        }
+      });
+      for (std::size_t row = 0; row < rows; ++row)
+        log_total_[row] = checked_total(log_mass_[row], cumulative_[row], step);
+
+      // Tasks: chunks of up to law_proposals::kChunk particles of one shared group of this batch,
+      // and (with the last batch) every group of one particle.
+      std::vector<std::pair<std::size_t, std::size_t>> tasks;  // [begin, end) in `members`
+      for (std::size_t k = b0; k < b1; ++k) {
+        const std::size_t g = shared[k];
+        for (std::size_t b = member_begin(g); b < member_begin(g + 1); b += law_proposals::kChunk)
+          tasks.emplace_back(b, std::min(b + law_proposals::kChunk, member_begin(g + 1)));
+      }
+      if (b1 == shared.size()) {
+        for (std::size_t g = 0; g < groups; ++g)
+          if (member_begin(g + 1) - member_begin(g) == 1)
+            tasks.emplace_back(member_begin(g), member_begin(g + 1));
+      }
+      parallel_for_range(0, tasks.size(), [&](const auto& range) {
+        PostPostScratch scratch;
+        for (std::size_t task = range.begin(); task != range.end(); ++task) {
+          const std::size_t g = groups_.group_of(members[tasks[task].first]);
+          const bool single = member_begin(g + 1) - member_begin(g) == 1;
+          scratch.chosen.clear();
+          if (single) {
+            compute_masses(particles_[members[tasks[task].first]], m, lambda, step, scratch);
+          } else {
+            scratch.laws_kept = false;  // laws kept for another state must not be used
+          }
+          const std::vector<double>& cumulative =
+              single ? scratch.cumulative : cumulative_[slot_of[g]];
+          const double log_total = single ? scratch.log_total : log_total_[slot_of[g]];
+          for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
+            const std::size_t s = members[k];
+            State& state = particles_[s];
+            kernels::RandomStream stream(seed_, s, step + 1, step_key);
+            const std::size_t i = law_proposals::draw_from_cumulative(cumulative, stream.uniform());
+            const auto [x, y] = law_proposals::pair_at(i, m);
+            const Law& law = law_of(state, i, x, y, lambda, scratch);
+            const double delta = law.draw(stream.uniform());
+            merge_live(state, x, y, state.time - delta, n_ + step, created_[s]);
+            log_alpha[s] = log_total;
+          }
+        }
+      });
+    }
+  }
+
+  // A task's PostPost scratch: for a group of one particle, its masses (and, with at most
+  // law_proposals::kKeptLaws pairs, the laws themselves); the laws of the pairs chosen so far. A
+  // law is a pure function of state and pair, so reusing one never changes a value.
+  struct PostPostScratch {
+    typename Model::Scratch pair;
+    std::vector<Law> laws;  // every pair's law, when kept
+    bool laws_kept = false;
+    std::vector<double> log_mass, cumulative;
+    double log_total = 0.0;
+    std::vector<std::pair<std::size_t, Law>> chosen;
+  };
+
+  void compute_masses(const State& state, std::size_t m, double lambda, std::size_t step,
+                      PostPostScratch& scratch) const {
+    const std::size_t pairs = m * (m - 1) / 2;
+    // Laws are kept for the draw only where every mass was taken from its law anyway.
+    const bool keep = pairs <= law_proposals::kKeptLaws;
+    scratch.laws.resize(keep ? pairs : 1);
+    scratch.log_mass.resize(pairs);
+    scratch.laws_kept = keep;
+    for (std::size_t x = 0, i = 0; x < m; ++x) {
+      for (std::size_t y = x + 1; y < m; ++y, ++i) {
+        Law& law = scratch.laws[keep ? i : 0];
+        bool built = false;
+        scratch.log_mass[i] = model_.log_mass(scratch.pair, *state.live[x], *state.live[y], lambda,
+                                              state.time, law, built);
+        scratch.laws_kept = scratch.laws_kept && built;
+      }
+    }
+    scratch.log_total = checked_total(scratch.log_mass, scratch.cumulative, step);
+  }
+
+  const Law& law_of(const State& state, std::size_t i, std::size_t x, std::size_t y, double lambda,
+                    PostPostScratch& scratch) const {
+    if (scratch.laws_kept) return scratch.laws[i];
+    for (const auto& [index, law] : scratch.chosen)
+      if (index == i) return law;
+    auto& [index, law] = scratch.chosen.emplace_back(i, Law());
+    model_.build_law(scratch.pair, *state.live[x], *state.live[y], lambda, state.time, law);
+    return law;
+  }
+
+  // Merges live positions x < y of `state` at time t as node `id`; returns log Z of the merge.
+  double merge_live(State& state, std::size_t x, std::size_t y, double t, std::size_t id,
+                    std::unique_ptr<Node>& created) const {
+    std::unique_ptr<Node> merged;
+    const double log_z = model_.merge(*state.live[x], *state.live[y], t, id, merged);
+    record_merge(state, x, y, std::move(merged), created);
+    return log_z;
+  }
+
+  static double checked_total(const std::vector<double>& log_mass, std::vector<double>& cumulative,
+                              std::size_t step) {
+    const double log_total = law_proposals::cumulative_weights(log_mass, cumulative);
+    if (!std::isfinite(log_total)) {
+      throw NumericalError("SMC step " + std::to_string(step + 1) +
+                           ": the pair masses of PostPost are not finite");
+    }
+    return log_total;
+  }
+
+  Model model_;
+  std::size_t n_;
+  Algorithm proposal_;
+  std::uint64_t seed_;
+  std::vector<State> particles_, next_;
+  ClusterPool<Node> pool_;                        // every particle's clusters
+  std::vector<std::unique_ptr<Node>> created_;    // by particle, in extend
+  std::vector<const HistoryNode*> history_keys_;  // by particle (PostPost)
+  StateGroups groups_;                            // of particles (PostPost)
+  // PostPost scratch, per group of the current batch: log G_C of every pair, cumulative
+  // relative masses, log sum_C G_C.
+  std::vector<std::vector<double>> log_mass_, cumulative_;
+  std::vector<double> log_total_;
+};
+
+}  // namespace kingman::detail

@@ -1,0 +1,54 @@
+#pragma once
+// A particle's partial history for the models whose clusters are immutable nodes of one type
+// (the binary / multinomial model, and the Brownian model with per-dimension messages), as
+// persistent shared structures like particle_state.hpp's: nodes are owned by the system's
+// ClusterPool (cluster_pool.hpp), the merge list is a shared linked list, so a resampled copy
+// of a particle costs O(live clusters) plain pointer copies.
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "kingman/tree/merge_tree.hpp"
+#include "particle_state.hpp"
+
+namespace kingman::detail {
+
+template <class Node>
+struct LiveParticleState {
+  std::vector<const Node*> live;               // history-determined order
+  std::shared_ptr<const HistoryNode> history;  // the last merge
+  double time = 0.0;                           // time of the last merge (T)
+};
+
+// Replaces the live clusters at positions x < y of `state` by `merged` (made at time t, node id
+// merged->id) at position x, appends the merge to the history, and hands the node over in
+// `created` for the caller's ClusterPool.
+template <class Node>
+void record_merge(LiveParticleState<Node>& state, std::size_t x, std::size_t y,
+                  std::unique_ptr<Node> merged, std::unique_ptr<Node>& created) {
+  const Node& a = *state.live[x];
+  const Node& b = *state.live[y];
+  auto node = std::make_shared<HistoryNode>();
+  node->merge = Merge{std::min(a.id, b.id), std::max(a.id, b.id), -merged->time};
+  node->previous = std::move(state.history);
+  state.history = std::move(node);
+  state.time = merged->time;
+  state.live[x] = merged.get();
+  state.live.erase(state.live.begin() + static_cast<std::ptrdiff_t>(y));
+  created = std::move(merged);
+}
+
+// The merge list of a particle (complete once n - 1 merges are done).
+template <class Node>
+MergeTree live_merge_tree(const LiveParticleState<Node>& state, std::size_t leaf_count) {
+  MergeTree tree;
+  tree.leaf_count = leaf_count;
+  for (const HistoryNode* node = state.history.get(); node; node = node->previous.get())
+    tree.merges.push_back(node->merge);
+  std::reverse(tree.merges.begin(), tree.merges.end());
+  return tree;
+}
+
+}  // namespace kingman::detail
