@@ -3,6 +3,7 @@
 // regenerative race of section 6 (race.cpp). Each particle's randomness comes from streams keyed
 // by coordinates that ignore the thread count, so the thread count never changes a value.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/model/coalescent_prior.hpp"
+#include "missing_smc.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
 #include "prior_prior.hpp"
@@ -80,8 +82,19 @@ void check(const WhitenedData& data, double leaf_variance, const SmcOptions& opt
   if (options.particles < 1) throw OptionError("--particles must be at least 1");
   if (!(options.ess_threshold >= 0.0 && options.ess_threshold <= 1.0))
     throw OptionError("--ess-threshold must be in [0, 1]");
-  if (data.has_missing)
-    throw OptionError("SMC with missing entries is not supported yet; use a greedy algorithm");
+  if (data.x.size() != data.n * data.d)
+    throw InputError("SMC: the data hold the wrong count of values");
+  if (!data.has_missing &&
+      std::any_of(data.x.begin(), data.x.end(), [](double v) { return std::isnan(v); }))
+    throw InputError("SMC: the data hold NaN entries but are not marked as having missing entries");
+  if (data.has_missing && data.log_lambda_diagonal.size() != data.d)
+    throw InputError("SMC: data with missing entries need log Lambda_jj for every dimension");
+  if (data.has_missing && !detail::handles_missing_entries(options.proposal)) {
+    throw OptionError(to_string(options.proposal) +
+                      " scores pairs with Bessel functions of complete data and does not handle "
+                      "missing entries; use priorprior, priorpost, postpost or race, or a greedy "
+                      "algorithm");
+  }
   if (!(leaf_variance >= 0.0)) throw OptionError("leaf variance must be >= 0");
   if (data.n < 2) throw InputError("SMC needs at least two points");
 }
@@ -263,7 +276,9 @@ SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptio
   try {
     arena.execute([&] {
       std::unique_ptr<detail::ParticleSystem> system;
-      if (options.proposal == Algorithm::race) {
+      if (data.has_missing) {
+        system = detail::make_missing_data_system(data, leaf_variance, options);
+      } else if (options.proposal == Algorithm::race) {
         system = detail::make_race_system(data, leaf_variance, options);
       } else if (options.proposal == Algorithm::priorprior) {
         system = detail::make_prior_prior_system(data, leaf_variance, options);

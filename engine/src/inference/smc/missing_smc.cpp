@@ -1,0 +1,206 @@
+// The Brownian model with per-dimension messages in the law proposals and in the race. A
+// cluster carries a mean and a variance per dimension (+inf where no leaf below observes it);
+// a pair's likelihood covers the dimensions both clusters observe, each with its own offset
+// r_j = v_lj + v_rj + (t_l - T) + (t_r - T), so its duration law is a BrownianDurationLaw:
+// PostPost's mass G_C and exact draws by inversion, and with rate 1 the race's clock law
+// (mass N_C, upper masses S_C). Every law is an adaptive quadrature, so these runs cost
+// O(n^2) laws per particle (n^3 for PostPost).
+#include "missing_smc.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "../../model/brownian_duration_law.hpp"
+#include "kingman/model/brownian_messages.hpp"
+#include "law_proposal_system.hpp"
+#include "live_particle_state.hpp"
+#include "race_engine.hpp"
+
+namespace kingman::detail {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One cluster's per-dimension message, immutable once built.
+struct MissingClusterNode {
+  std::size_t id = 0;
+  double time = 0.0;
+  std::vector<double> mean;                // d (0 where unobserved)
+  std::vector<double> variance;            // d (+inf where unobserved)
+  std::uint64_t clock_key = 0;             // the race's (race_engine.hpp)
+  mutable std::uint64_t collect_mark = 0;  // ClusterPool's
+
+  BrownianClusterView view() const { return {mean.data(), variance.data(), time}; }
+};
+
+// What both uses share: the leaves, merges and a pair's dimensions.
+class MissingDataModel {
+ public:
+  using Node = MissingClusterNode;
+
+  MissingDataModel(const WhitenedData& data, double leaf_variance)
+      : data_(&data), leaf_variance_(leaf_variance) {}
+
+  std::size_t leaf_count() const { return data_->n; }
+
+  std::vector<std::unique_ptr<Node>> leaves() const {
+    std::vector<std::unique_ptr<Node>> leaves(data_->n);
+    for (std::size_t i = 0; i < data_->n; ++i) {
+      auto leaf = std::make_unique<Node>();
+      leaf->id = i;
+      leaf->mean.resize(data_->d);
+      leaf->variance.resize(data_->d);
+      const double* row = data_->row(i);
+      for (std::size_t j = 0; j < data_->d; ++j) {
+        const bool missing = std::isnan(row[j]);
+        leaf->mean[j] = missing ? 0.0 : row[j];
+        leaf->variance[j] = missing ? kInf : leaf_variance_;
+      }
+      leaves[i] = std::move(leaf);
+    }
+    return leaves;
+  }
+
+  double merge(const Node& a, const Node& b, double t, std::size_t id,
+               std::unique_ptr<Node>& merged) const {
+    merged = std::make_unique<Node>();
+    merged->id = id;
+    merged->time = t;
+    merged->mean.resize(data_->d);
+    merged->variance.resize(data_->d);
+    return merge_brownian_clusters(a.view(), b.view(), data_->d, t, data_->log_lambda_diagonal,
+                                   merged->mean.data(), merged->variance.data());
+  }
+
+  // The pair's shared dimensions at time `time`, into `out`.
+  void shared(const Node& a, const Node& b, double time, SharedDimensions& out) const {
+    shared_dimensions(a.view(), b.view(), data_->d, time, data_->log_lambda_diagonal, out);
+  }
+
+ private:
+  const WhitenedData* data_;
+  double leaf_variance_;
+};
+
+// The law proposals' parts (law_proposal_system.hpp).
+class MissingProposalModel : public MissingDataModel {
+ public:
+  using Law = BrownianDurationLaw;
+  struct Scratch {
+    SharedDimensions shared;
+  };
+
+  using MissingDataModel::MissingDataModel;
+
+  // log Z_C for a merge at t: the offsets at t, duration 0.
+  double log_likelihood(Scratch& scratch, const Node& a, const Node& b, double t) const {
+    shared(a, b, t, scratch.shared);
+    return log_local_likelihood(scratch.shared, 0.0);
+  }
+
+  void prepare_step(double /*lambda*/) {}
+
+  double log_mass(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
+                  Law& law, bool& built) const {
+    build_law(scratch, a, b, lambda, time, law);
+    built = true;
+    return law.log_mass();
+  }
+
+  void build_law(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
+                 Law& law) const {
+    shared(a, b, time, scratch.shared);
+    law.assign(scratch.shared, lambda, time);
+  }
+};
+
+// The race's parts (race_engine.hpp). There is no cheap bound on a law's distribution
+// function, so rows draw every clock.
+class MissingRaceModel : public MissingDataModel {
+ public:
+  using State = LiveParticleState<Node>;
+  struct Law {
+    const Node* row;
+    const Node* partner;
+    double created;
+  };
+
+  using MissingDataModel::MissingDataModel;
+
+  Law law(const Node& row_cluster, const Node& partner) const {
+    return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
+  }
+
+  // No cheap ranking: the creation time (pairs of older clusters first).
+  double typical(const Law& law) const { return law.created; }
+
+  // Clocks are never later than the pair's creation; otherwise no bound.
+  double not_after_threshold(const Law& law, double theta) const {
+    return theta >= law.created ? 0.0 : 1.0;
+  }
+
+  template <typename Stream>
+  double clock(const Law& law, double w, Stream& /*stream*/) const {
+    return law.created - build(*law.row, *law.partner, law.created).draw(w);
+  }
+
+  double log_mass(const Node& a, const Node& b) const {
+    return build(a, b, std::min(a.time, b.time)).log_mass();
+  }
+
+  // log(e^{-(t_C0 - t)} / S_C(t)) = -(t_C0 - t) + log N_C - log(upper mass beyond t_C0 - t).
+  double log_kill_factor(const Node& merged, const Node& other, double t) const {
+    const double birth = std::min(merged.time, other.time);
+    const double delta = birth - t;
+    if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
+    const BrownianDurationLaw& duration = build(merged, other, birth);
+    return -delta + (duration.log_mass() - duration.log_upper(delta));
+  }
+
+  std::unique_ptr<Node> merged(const Node& a, const Node& b, double t, std::size_t id,
+                               std::uint64_t clock_key) const {
+    std::unique_ptr<Node> node;
+    merge(a, b, t, id, node);
+    node->clock_key = clock_key;
+    return node;
+  }
+
+  MergeTree tree(const State& state, std::size_t leaf_count) const {
+    return live_merge_tree(state, leaf_count);
+  }
+
+ private:
+  // The pair's clock law (rate 1, from its creation), in per-thread storage.
+  const BrownianDurationLaw& build(const Node& a, const Node& b, double created) const {
+    thread_local SharedDimensions dims;
+    thread_local BrownianDurationLaw duration;
+    shared(a, b, created, dims);
+    duration.assign(dims, 1.0, created);
+    return duration;
+  }
+};
+
+}  // namespace
+
+bool handles_missing_entries(Algorithm proposal) {
+  return proposal == Algorithm::priorprior || proposal == Algorithm::priorpost ||
+         proposal == Algorithm::postpost || proposal == Algorithm::race;
+}
+
+std::unique_ptr<ParticleSystem> make_missing_data_system(const WhitenedData& data,
+                                                         double leaf_variance,
+                                                         const SmcOptions& options) {
+  if (options.proposal == Algorithm::race) {
+    return std::make_unique<race::RaceSystem<MissingRaceModel>>(
+        MissingRaceModel(data, leaf_variance), data.n, options);
+  }
+  return std::make_unique<LawProposalSystem<MissingProposalModel>>(
+      MissingProposalModel(data, leaf_variance), options);
+}
+
+}  // namespace kingman::detail
