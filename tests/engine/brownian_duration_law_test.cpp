@@ -86,6 +86,9 @@ TEST(BrownianDurationLaw, OneOffsetIsTheTruncatedGig) {
     const BrownianDurationLaw law(shared, lambda, -1.0);
     const double expected = closed_form_log_mass(static_cast<double>(k), energy, r, lambda);
     const double error = std::abs(law.log_mass() - expected);
+    // The closed form that the SMC uses for such pairs (the same kernels as `expected`).
+    EXPECT_NEAR(single_offset_log_mass(shared, lambda), expected,
+                1e-13 * std::max(1.0, std::abs(expected)));
     worst = std::max(worst, error);
     EXPECT_LT(error, 1e-11 * std::max(1.0, std::abs(expected)))
         << "k " << k << " r " << r << " lambda " << lambda << " E " << energy;
@@ -104,6 +107,7 @@ TEST(BrownianDurationLaw, SeveralOffsetsMatchFineQuadrature) {
     }
     const double lambda = std::exp(-2.0 + 6.0 * stream.uniform());
     const SharedDimensions shared = dimensions(offsets, deltas);
+    EXPECT_TRUE(std::isnan(single_offset_log_mass(shared, lambda)));
     const BrownianDurationLaw law(shared, lambda, 0.0);
     const long double expected = reference_log_upper(shared, lambda, 0.0);
     EXPECT_NEAR(law.log_mass(), static_cast<double>(expected), 1e-10) << "trial " << trial;
@@ -134,11 +138,13 @@ TEST(BrownianDurationLaw, NarrowPeakFarBelowTheRateScale) {
 TEST(BrownianDurationLaw, NoSharedDimensionIsExponential) {
   const BrownianDurationLaw law(SharedDimensions{}, 3.0, 0.0);
   EXPECT_DOUBLE_EQ(law.log_mass(), -std::log(3.0));
+  EXPECT_DOUBLE_EQ(single_offset_log_mass(SharedDimensions{}, 3.0), -std::log(3.0));
   EXPECT_DOUBLE_EQ(law.draw(0.5), std::log(2.0) / 3.0);
 }
 
 TEST(BrownianDurationLaw, RefusesNonIntegrableAndBadInput) {
   EXPECT_THROW(BrownianDurationLaw(dimensions({0.0, 0.0}, {0.0, 0.0}), 1.0, 0.0), NumericalError);
+  EXPECT_THROW(single_offset_log_mass(dimensions({0.0, 0.0}, {0.0, 0.0}), 1.0), NumericalError);
   // One coinciding dimension of zero variance: (2 delta)^(-1/2), integrable.
   const SharedDimensions one = dimensions({0.0}, {0.0});
   const BrownianDurationLaw law(one, 1.0, 0.0);

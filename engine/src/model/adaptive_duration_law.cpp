@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
 
@@ -40,7 +41,7 @@ constexpr std::array<double, 4> kGaussWeight = {
     2.79705391489276667901467771423779582e-01,
     1.29484966168869693270611432679082018e-01,
 };
-constexpr std::size_t kRuleSize = 15;
+constexpr std::size_t kRuleSize = AdaptiveDurationLaw::kRuleSize;
 
 // The tail past the panels is kept below this share of the mass.
 constexpr double kLogTailShare = -39.143946580898;  // log(1e-17)
@@ -55,39 +56,27 @@ double log_add(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// The 15 log f values of the K15 rule on [a, b] and the log of the weighted sums, shifted by
-// their maximum so that nothing overflows.
-struct RuleSums {
-  double log_shift = -kInf;  // max of log f over the nodes
-  double kronrod = 0.0;      // sum w_K e^{log f - shift}
-  double gauss = 0.0;        // sum w_G e^{log f - shift}
-};
-
-template <class LogDensity>
-RuleSums apply_rule(const LogDensity& log_f, double a, double b) {
+// The K15 nodes on [a, b]: the center, then pairs center -+ half * node.
+std::array<double, kRuleSize> rule_nodes(double a, double b) {
   const double center = 0.5 * (a + b), half = 0.5 * (b - a);
-  std::array<double, kRuleSize> values;
-  values[0] = log_f(center);
+  std::array<double, kRuleSize> nodes;
+  nodes[0] = center;
   for (std::size_t i = 1; i < 8; ++i) {
-    values[2 * i - 1] = log_f(center - half * kKronrodNode[i]);
-    values[2 * i] = log_f(center + half * kKronrodNode[i]);
+    nodes[2 * i - 1] = center - half * kKronrodNode[i];
+    nodes[2 * i] = center + half * kKronrodNode[i];
   }
-  RuleSums sums;
-  sums.log_shift = *std::max_element(values.begin(), values.end());
-  if (sums.log_shift == -kInf) return sums;
-  if (!(sums.log_shift < kInf)) {
-    throw NumericalError("merge-duration law: the density is not finite at delta = " +
-                         std::to_string(center));
-  }
-  auto scaled = [&](std::size_t k) { return std::exp(values[k] - sums.log_shift); };
-  sums.kronrod = kKronrodWeight[0] * scaled(0);
-  sums.gauss = kGaussWeight[0] * scaled(0);
-  for (std::size_t i = 1; i < 8; ++i) {
-    const double pair = scaled(2 * i - 1) + scaled(2 * i);
-    sums.kronrod += kKronrodWeight[i] * pair;
-    if (i % 2 == 0) sums.gauss += kGaussWeight[i / 2] * pair;
-  }
-  return sums;
+  return nodes;
+}
+
+// log of the sum of exp(value(panel)) over the panels: one pass for the largest, one of exps.
+template <class Value>
+double log_sum_over(const std::vector<AdaptiveDurationLawPanel>& panels, Value value) {
+  double top = -kInf;
+  for (const auto& p : panels) top = std::max(top, value(p));
+  if (!(top > -kInf && top < kInf)) return top;
+  double sum = 0.0;
+  for (const auto& p : panels) sum += std::exp(value(p) - top);
+  return top + std::log(sum);
 }
 
 }  // namespace
@@ -127,8 +116,42 @@ void AdaptiveDurationLaw::integrate(double rate, double start_time, double width
   }
 }
 
+// The rule's sums from the log f values at rule_nodes.
+AdaptiveDurationLaw::RuleSums AdaptiveDurationLaw::sum_rule(std::array<double, kRuleSize>& values,
+                                                            double center) {
+  RuleSums sums{-kInf, 0.0, 0.0};
+  sums.log_shift = *std::max_element(values.begin(), values.end());
+  if (sums.log_shift == -kInf) return sums;
+  if (!(sums.log_shift < kInf)) {
+    throw NumericalError("merge-duration law: the density is not finite at delta = " +
+                         std::to_string(center));
+  }
+  for (double& v : values) v -= sums.log_shift;
+  kernels::exp_array(values.data(), values.data(), kRuleSize);
+  sums.kronrod = kKronrodWeight[0] * values[0];
+  sums.gauss = kGaussWeight[0] * values[0];
+  for (std::size_t i = 1; i < 8; ++i) {
+    const double pair = values[2 * i - 1] + values[2 * i];
+    sums.kronrod += kKronrodWeight[i] * pair;
+    if (i % 2 == 0) sums.gauss += kGaussWeight[i / 2] * pair;
+  }
+  return sums;
+}
+
+AdaptiveDurationLaw::RuleSums AdaptiveDurationLaw::apply_rule(double a, double b) const {
+  const std::array<double, kRuleSize> nodes = rule_nodes(a, b);
+  std::array<double, kRuleSize> values;
+  log_density_batch(nodes.data(), values.data(), kRuleSize);
+  return sum_rule(values, nodes[0]);
+}
+
+void AdaptiveDurationLaw::log_density_batch(const double* deltas, double* out,
+                                            std::size_t count) const {
+  for (std::size_t i = 0; i < count; ++i) out[i] = log_density(deltas[i]);
+}
+
 AdaptiveDurationLaw::Panel AdaptiveDurationLaw::evaluate_panel(double begin, double end) const {
-  const RuleSums sums = apply_rule([this](double delta) { return log_density(delta); }, begin, end);
+  const RuleSums sums = apply_rule(begin, end);
   Panel panel{begin, end, -kInf, -kInf};
   if (sums.log_shift == -kInf) return panel;
   const double half = 0.5 * (end - begin);
@@ -154,9 +177,7 @@ double AdaptiveDurationLaw::integrate_from(double begin, std::vector<Panel>& pan
   }
   std::reverse(panels.begin(), panels.end());
   auto log_total = [&] {
-    double total = -kInf;
-    for (const Panel& p : panels) total = log_add(total, p.log_integral);
-    return total;
+    return log_sum_over(panels, [](const Panel& p) { return p.log_integral; });
   };
   auto extend_until_tail_is_negligible = [&] {
     while (panels.empty() || !(log_tail_bound(edge) < kLogTailShare + log_total())) {
@@ -175,12 +196,10 @@ double AdaptiveDurationLaw::integrate_from(double begin, std::vector<Panel>& pan
   const double log_tolerance = std::log(kErrorEstimateTolerance);
   for (;;) {
     const double total = log_total();
-    double error = -kInf;
+    const double error = log_sum_over(panels, [](const Panel& p) { return p.log_error; });
     std::size_t worst = 0;
-    for (std::size_t i = 0; i < panels.size(); ++i) {
-      error = log_add(error, panels[i].log_error);
+    for (std::size_t i = 1; i < panels.size(); ++i)
       if (panels[i].log_error > panels[worst].log_error) worst = i;
-    }
     if (error <= log_tolerance + total) {
       // Refinement can lower the total: the tail bound must still hold against it.
       if (log_tail_bound(edge) < kLogTailShare + total) return total;
@@ -203,7 +222,7 @@ double AdaptiveDurationLaw::integrate_from(double begin, std::vector<Panel>& pan
 
 double AdaptiveDurationLaw::log_partial(double a, double b) const {
   if (!(b > a)) return -kInf;
-  const RuleSums sums = apply_rule([this](double delta) { return log_density(delta); }, a, b);
+  const RuleSums sums = apply_rule(a, b);
   if (sums.log_shift == -kInf) return -kInf;
   return sums.log_shift + std::log(0.5 * (b - a) * sums.kronrod);
 }

@@ -15,13 +15,23 @@
 // of log w_i + log f_i, finite even where Z_C is astronomically large or small. The accepted
 // panels are kept so that draws invert the distribution function exactly (safeguarded Newton
 // inside the panel that holds the quantile).
+#include <array>
 #include <cstddef>
 #include <vector>
 
 namespace kingman {
 
+// One panel of the adaptive quadrature: [begin, end] and the logs of its K15 estimate and of
+// |K15 - G7|.
+struct AdaptiveDurationLawPanel {
+  double begin, end;
+  double log_integral;
+  double log_error;
+};
+
 class AdaptiveDurationLaw {
  public:
+  static constexpr std::size_t kRuleSize = 15;  // Gauss-Kronrod nodes per panel
   // Bound on the panels' summed error estimates |K15 - G7|, relative to the mass. The estimate
   // is G7's error; the K15 values used are far more accurate for the smooth integrands here:
   // against closed forms log_mass is within 2e-15 and log_upper within 2e-13
@@ -62,6 +72,8 @@ class AdaptiveDurationLaw {
 
   // log of a rigorous bound on the integral of f over [length, inf).
   virtual double log_tail_bound(double length) const = 0;
+  // out[i] = log_density(deltas[i]) (up to a few ulps): a model may evaluate many at once.
+  virtual void log_density_batch(const double* deltas, double* out, std::size_t count) const;
 
   // Called by the derived class's assign once log_density is ready: Z = 1, the exponential law
   // in closed form; or the adaptive quadrature, with first panels `width` wide on each side of
@@ -70,12 +82,15 @@ class AdaptiveDurationLaw {
   void integrate(double rate, double start_time, double width, double anchor);
 
  private:
-  struct Panel {
-    double begin, end;
-    double log_integral;  // log of the K15 estimate of the integral of f over the panel
-    double log_error;     // log |K15 - G7|
-  };
+  using Panel = AdaptiveDurationLawPanel;
 
+  // The K15 and G7 sums of f on [a, b]: sum w e^{log f - shift}, shift = the largest log f.
+  struct RuleSums {
+    double log_shift, kronrod, gauss;
+  };
+  RuleSums apply_rule(double a, double b) const;
+  // The sums from the log f values at the rule's nodes (overwritten) on a panel centered there.
+  static RuleSums sum_rule(std::array<double, kRuleSize>& values, double center);
   // f over [begin, end]: K15 and G7 estimates in log space.
   Panel evaluate_panel(double begin, double end) const;
   // Adaptive panels on [begin, inf) whose summed error estimates are below

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/gig.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
 
@@ -24,7 +26,34 @@ double log_factor(double s, double dims, double energy) {
   return energy > 0.0 ? -kInf : kInf;
 }
 
+[[noreturn]] void throw_not_integrable(double dims) {
+  throw NumericalError(
+      "merge-duration law: two clusters of zero variance agree on " +
+      std::to_string(static_cast<long long>(dims)) +
+      " dimensions, so their merge density (2 delta)^(-k/2) is not integrable at 0; use a "
+      "leaf variance > 0");
+}
+
 }  // namespace
+
+double single_offset_log_mass(const SharedDimensions& shared, double rate) {
+  const std::size_t dims = shared.offset.size();
+  if (dims == 0) return -std::log(rate);
+  const double r = shared.offset.front();
+  double energy = 0.0, log_lambda = 0.0;
+  for (std::size_t j = 0; j < dims; ++j) {
+    if (shared.offset[j] != r) return std::numeric_limits<double>::quiet_NaN();
+    energy += shared.squared_delta[j];
+    log_lambda += shared.log_lambda[j];
+  }
+  const double k = static_cast<double>(dims), p = 1.0 - 0.5 * k;
+  if (r == 0.0 && energy == 0.0 && k >= 2.0) throw_not_integrable(k);
+  const double head =
+      -std::log(2.0) - 0.5 * k * std::log(2.0 * std::numbers::pi) - 0.5 * log_lambda;
+  if (r == 0.0) return head + kernels::log_gig_normalizer(p, energy, rate);
+  return head + p * std::log(r) - energy / (2.0 * r) +
+         kernels::log_gig_upper_integral_scaled(p, energy, rate, r);
+}
 
 void BrownianDurationLaw::assign(const SharedDimensions& shared, double rate, double start_time) {
   if (!(rate > 0.0) || !std::isfinite(rate)) {
@@ -61,15 +90,8 @@ void BrownianDurationLaw::assign(const SharedDimensions& shared, double rate, do
     set_exponential(rate, start_time);  // no shared dimension: Z = 1
     return;
   }
-  for (const Group& g : groups_) {
-    if (g.offset == 0.0 && g.energy == 0.0 && g.dims >= 2.0) {
-      throw NumericalError(
-          "merge-duration law: two clusters of zero variance agree on " +
-          std::to_string(static_cast<long long>(g.dims)) +
-          " dimensions, so their merge density (2 delta)^(-k/2) is not integrable at 0; use a "
-          "leaf variance > 0");
-    }
-  }
+  for (const Group& g : groups_)
+    if (g.offset == 0.0 && g.energy == 0.0 && g.dims >= 2.0) throw_not_integrable(g.dims);
   // Anchor and width of the first panels (header): the mode and the curvature there, or at 0
   // the scale of the slope.
   double h0 = 0.0, dh0 = 0.0;
@@ -92,6 +114,26 @@ double BrownianDurationLaw::log_density(double delta) const {
   double log_f = constant_ - lambda_ * delta;
   for (const Group& g : groups_) log_f += log_factor(g.offset + 2.0 * delta, g.dims, g.energy);
   return log_f;
+}
+
+void BrownianDurationLaw::log_density_batch(const double* deltas, double* out,
+                                            std::size_t count) const {
+  thread_local std::vector<double> offsets, logs;
+  offsets.resize(count);
+  logs.resize(count);
+  for (std::size_t i = 0; i < count; ++i) out[i] = constant_ - lambda_ * deltas[i];
+  for (const Group& g : groups_) {
+    for (std::size_t i = 0; i < count; ++i) offsets[i] = g.offset + 2.0 * deltas[i];
+    // log_array takes positive normal numbers: s = 0 (or subnormal, a few panels next to a
+    // zero offset) goes the scalar way.
+    if (*std::min_element(offsets.begin(), offsets.end()) < std::numeric_limits<double>::min()) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = log_density(deltas[i]);
+      return;
+    }
+    kernels::log_array(offsets.data(), logs.data(), count);
+    for (std::size_t i = 0; i < count; ++i)
+      out[i] += -0.5 * g.dims * logs[i] - g.energy / (2.0 * offsets[i]);
+  }
 }
 
 double BrownianDurationLaw::log_tail_bound(double length) const {

@@ -105,10 +105,15 @@ class MissingProposalModel : public MissingDataModel {
 
   void prepare_step(double /*lambda*/) {}
 
+  // log G_C: in closed form where the pair's shared dimensions have one offset (every pair of
+  // leaves, and most pairs while few entries are missing), else the adaptive law's.
   double log_mass(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
                   Law& law, bool& built) const {
-    build_law(scratch, a, b, lambda, time, law);
-    built = true;
+    shared(a, b, time, scratch.shared);
+    const double closed = single_offset_log_mass(scratch.shared, lambda);
+    built = std::isnan(closed);
+    if (!built) return closed;
+    law.assign(scratch.shared, lambda, time);
     return law.log_mass();
   }
 
@@ -149,15 +154,30 @@ class MissingRaceModel : public MissingDataModel {
     return law.created - build(*law.row, *law.partner, law.created).draw(w);
   }
 
+  // log N_C: in closed form where the shared dimensions have one offset.
   double log_mass(const Node& a, const Node& b) const {
-    return build(a, b, std::min(a.time, b.time)).log_mass();
+    const double birth = std::min(a.time, b.time);
+    thread_local SharedDimensions dims;
+    shared(a, b, birth, dims);
+    const double closed = single_offset_log_mass(dims, 1.0);
+    return std::isnan(closed) ? build(a, b, birth).log_mass() : closed;
   }
 
   // log(e^{-(t_C0 - t)} / S_C(t)) = -(t_C0 - t) + log N_C - log(upper mass beyond t_C0 - t).
+  // With one offset the upper mass is e^{-(t_C0 - t)} G_C(t) (the mass of the law started at
+  // t, whose offsets are all 2 (t_C0 - t) larger), so the factor is log G_C(t_C0) - log G_C(t).
   double log_kill_factor(const Node& merged, const Node& other, double t) const {
     const double birth = std::min(merged.time, other.time);
     const double delta = birth - t;
     if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
+    thread_local SharedDimensions dims;
+    shared(merged, other, birth, dims);
+    const double at_birth = single_offset_log_mass(dims, 1.0);
+    if (!std::isnan(at_birth)) {
+      shared(merged, other, t, dims);
+      const double at_t = single_offset_log_mass(dims, 1.0);
+      if (!std::isnan(at_t)) return at_birth - at_t;
+    }
     const BrownianDurationLaw& duration = build(merged, other, birth);
     return -delta + (duration.log_mass() - duration.log_upper(delta));
   }
