@@ -19,6 +19,7 @@
 #include "law_proposal_system.hpp"
 #include "live_particle_state.hpp"
 #include "race_engine.hpp"
+#include "rate_one_pair.hpp"
 
 namespace kingman::detail {
 
@@ -124,8 +125,11 @@ class MissingProposalModel : public MissingDataModel {
   }
 };
 
-// The race's parts (race_engine.hpp). There is no cheap bound on a law's distribution
-// function, so rows draw every clock.
+// The race's parts (race_engine.hpp). A pair whose k >= 1 shared dimensions have one offset has
+// the complete-data clock law with d = k (a truncated GIG, RateOnePair of race.cpp: its clock by
+// inversion below a cut and rejection above, its skip bound, its kill factor's cheap tiers);
+// other pairs have the adaptive law, with no cheap bound on its distribution function, so rows
+// draw those clocks.
 class MissingRaceModel : public MissingDataModel {
  public:
   using State = LiveParticleState<Node>;
@@ -133,24 +137,48 @@ class MissingRaceModel : public MissingDataModel {
     const Node* row;
     const Node* partner;
     double created;
+    // With one offset (dims >= 1): the complete-data law's parameters at creation.
+    std::size_t dims = 0;
+    double eps = 0.0, mode = 0.0, offset = 0.0;
   };
 
-  using MissingDataModel::MissingDataModel;
-
-  Law law(const Node& row_cluster, const Node& partner) const {
-    return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
+  MissingRaceModel(const WhitenedData& data, double leaf_variance)
+      : MissingDataModel(data, leaf_variance) {
+    // The log determinant is left out: N_C takes it from single_offset_log_mass, and clocks and
+    // kill factors do not depend on it.
+    for (std::size_t k = 0; k <= data.d; ++k) rate_one_.emplace_back(k, 0.0);
   }
 
-  // No cheap ranking: the creation time (pairs of older clusters first).
-  double typical(const Law& law) const { return law.created; }
+  Law law(const Node& row_cluster, const Node& partner) const {
+    Law law{&row_cluster, &partner, std::min(row_cluster.time, partner.time)};
+    thread_local SharedDimensions dims;
+    shared(row_cluster, partner, law.created, dims);
+    if (one_offset(dims, law.eps)) {
+      law.dims = dims.offset.size();
+      law.offset = dims.offset.front();
+      law.mode = rate_one_[law.dims].mode(law.eps);
+      if (law.eps == 0.0 && law.offset == 0.0 && rate_one_[law.dims].shape() <= 0.0)
+        single_offset_log_mass(dims, 1.0);  // throws: the density is not integrable
+    }
+    return law;
+  }
 
-  // Clocks are never later than the pair's creation; otherwise no bound.
+  // The clock at the GIG mode where known; else the creation time.
+  double typical(const Law& law) const {
+    if (law.dims == 0) return law.created;
+    return law.created - 0.5 * std::max(0.0, law.mode - law.offset);
+  }
+
   double not_after_threshold(const Law& law, double theta) const {
-    return theta >= law.created ? 0.0 : 1.0;
+    if (theta >= law.created) return 0.0;
+    if (law.dims == 0) return 1.0;
+    return rate_one_[law.dims].not_after_threshold(law.eps, law.mode, law.offset, law.created,
+                                                   theta);
   }
 
   template <typename Stream>
-  double clock(const Law& law, double w, Stream& /*stream*/) const {
+  double clock(const Law& law, double w, Stream& stream) const {
+    if (law.dims > 0) return rate_one_[law.dims].clock(law.eps, law.offset, law.created, w, stream);
     return law.created - build(*law.row, *law.partner, law.created).draw(w);
   }
 
@@ -164,19 +192,17 @@ class MissingRaceModel : public MissingDataModel {
   }
 
   // log(e^{-(t_C0 - t)} / S_C(t)) = -(t_C0 - t) + log N_C - log(upper mass beyond t_C0 - t).
-  // With one offset the upper mass is e^{-(t_C0 - t)} G_C(t) (the mass of the law started at
-  // t, whose offsets are all 2 (t_C0 - t) larger), so the factor is log G_C(t_C0) - log G_C(t).
   double log_kill_factor(const Node& merged, const Node& other, double t) const {
     const double birth = std::min(merged.time, other.time);
     const double delta = birth - t;
     if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
     thread_local SharedDimensions dims;
     shared(merged, other, birth, dims);
-    const double at_birth = single_offset_log_mass(dims, 1.0);
-    if (!std::isnan(at_birth)) {
-      shared(merged, other, t, dims);
-      const double at_t = single_offset_log_mass(dims, 1.0);
-      if (!std::isnan(at_t)) return at_birth - at_t;
+    double eps = 0.0;
+    if (one_offset(dims, eps)) {
+      const double offset = dims.offset.front();
+      return rate_one_[dims.offset.size()].log_kill_factor(eps, offset, offset + 2.0 * delta,
+                                                           delta);
     }
     const BrownianDurationLaw& duration = build(merged, other, birth);
     return -delta + (duration.log_mass() - duration.log_upper(delta));
@@ -195,6 +221,17 @@ class MissingRaceModel : public MissingDataModel {
   }
 
  private:
+  // Whether the pair has shared dimensions, all with one offset; their squared distance in `eps`.
+  static bool one_offset(const SharedDimensions& dims, double& eps) {
+    if (dims.offset.empty()) return false;
+    eps = 0.0;
+    for (std::size_t j = 0; j < dims.offset.size(); ++j) {
+      if (dims.offset[j] != dims.offset.front()) return false;
+      eps += dims.squared_delta[j];
+    }
+    return true;
+  }
+
   // The pair's clock law (rate 1, from its creation), in per-thread storage.
   const BrownianDurationLaw& build(const Node& a, const Node& b, double created) const {
     thread_local SharedDimensions dims;
@@ -203,6 +240,8 @@ class MissingRaceModel : public MissingDataModel {
     duration.assign(dims, 1.0, created);
     return duration;
   }
+
+  std::vector<race::RateOnePair> rate_one_;  // by shared dimensions k = 0..d
 };
 
 }  // namespace
