@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "kingman/model/log_product.hpp"
+
 namespace kingman {
 
 namespace {
@@ -95,6 +97,23 @@ void shared_dimensions(BrownianClusterView l, BrownianClusterView r, std::size_t
     shared.squared_delta.push_back(diff * diff);
     shared.log_lambda.push_back(log_lambda_diagonal[j]);
   }
+}
+
+double log_local_likelihood(BrownianClusterView l, BrownianClusterView r, std::size_t d, double t,
+                            const std::vector<double>& log_lambda_diagonal) {
+  const double dt = (l.time - t) + (r.time - t);
+  LogProduct offsets;
+  double energy = 0.0, log_lambda = 0.0, shared = 0.0;
+  for (std::size_t j = 0; j < d; ++j) {
+    if (std::isinf(l.variance[j]) || std::isinf(r.variance[j])) continue;
+    const double s = l.variance[j] + r.variance[j] + dt;
+    const double diff = l.mean[j] - r.mean[j];
+    offsets.multiply(s);
+    energy += diff * diff / s;
+    log_lambda += log_lambda_diagonal[j];
+    shared += 1.0;
+  }
+  return -0.5 * (shared * kLogTwoPi + offsets.log() + energy + log_lambda);
 }
 
 double merge_brownian_clusters(BrownianClusterView l, BrownianClusterView r, std::size_t d,

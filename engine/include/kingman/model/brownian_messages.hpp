@@ -94,6 +94,10 @@ double log_local_likelihood(const SharedDimensions& shared, double duration);
 void shared_dimensions(BrownianClusterView l, BrownianClusterView r, std::size_t d,
                        double current_time, const std::vector<double>& log_lambda_diagonal,
                        SharedDimensions& out);
+// log Z of merging two views at time t <= both times (merge_brownian_clusters' value, without
+// building the merged message), with one log per pair rather than per dimension.
+double log_local_likelihood(BrownianClusterView l, BrownianClusterView r, std::size_t d, double t,
+                            const std::vector<double>& log_lambda_diagonal);
 // Merges two views at time t <= both times into d means and variances; returns log Z,
 // including -1/2 log Lambda_jj for the dimensions both observe.
 double merge_brownian_clusters(BrownianClusterView l, BrownianClusterView r, std::size_t d,

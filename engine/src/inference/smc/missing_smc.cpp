@@ -78,6 +78,9 @@ class MissingDataModel {
                                    merged->mean.data(), merged->variance.data());
   }
 
+  std::size_t dims() const { return data_->d; }
+  const std::vector<double>& log_lambda_diagonal() const { return data_->log_lambda_diagonal; }
+
   // The pair's shared dimensions at time `time`, into `out`.
   void shared(const Node& a, const Node& b, double time, SharedDimensions& out) const {
     shared_dimensions(a.view(), b.view(), data_->d, time, data_->log_lambda_diagonal, out);
@@ -98,10 +101,9 @@ class MissingProposalModel : public MissingDataModel {
 
   using MissingDataModel::MissingDataModel;
 
-  // log Z_C for a merge at t: the offsets at t, duration 0.
-  double log_likelihood(Scratch& scratch, const Node& a, const Node& b, double t) const {
-    shared(a, b, t, scratch.shared);
-    return log_local_likelihood(scratch.shared, 0.0);
+  // log Z_C for a merge at t (PriorPost scores every pair so).
+  double log_likelihood(Scratch& /*scratch*/, const Node& a, const Node& b, double t) const {
+    return log_local_likelihood(a.view(), b.view(), dims(), t, log_lambda_diagonal());
   }
 
   void prepare_step(double /*lambda*/) {}
