@@ -208,6 +208,30 @@ TEST(CliFit, DuplicateRowsWithZeroLeafVarianceAreRefused) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
+// With missing entries, rows that agree on every column both observe coincide for the model
+// (the other columns contribute nothing): the same rule as for duplicates, for the greedy and
+// the SMC algorithms (Greedy-Rate1 once stopped there on a merge height that was not a number).
+TEST(CliFit, RowsAgreeingWhereBothAreObservedAreDuplicatesForTheModel) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", "1,1,\n3,0,2\n0,2,1\n1,1,5\n");
+  for (const char* algorithm : {"greedy-rate1", "postpost", "race"}) {
+    ProcessResult run =
+        kingman_cli({"fit", input, "-a", algorithm, "-p", "8", "--covariance", "identity",
+                     "--leaf-variance", "0", "--json", dir.file("r.json")});
+    EXPECT_EQ(run.exit_code, 3) << algorithm << ": " << run.err;
+    EXPECT_NE(run.err.find("rows 1 and 4"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("agree on every column both observe"), std::string::npos) << run.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+    run = kingman_cli({"fit", input, "-a", algorithm, "-p", "8", "--covariance", "identity",
+                       "--json", dir.file("r.json")});
+    ASSERT_EQ(run.exit_code, 0) << algorithm << ": " << run.err;
+    const auto json = nlohmann::json::parse(read_text(dir.file("r.json")));
+    EXPECT_GT(json.at("leaf_variance").get<double>(), 0.0) << algorithm;
+    EXPECT_TRUE(std::isfinite(json.at("log_joint").get<double>())) << algorithm;
+    std::filesystem::remove(dir.file("r.json"));
+  }
+}
+
 TEST(CliFit, UsageErrorsExitTwo) {
   TempDir dir;
   const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");

@@ -91,22 +91,41 @@ double mean_whitened_variance(const WhitenedData& w) {
 // (1e-7 apart beside a value of -1e10: the centred values round to the same double), which with
 // leaf variance 0 made a merged cluster's variance 0 / 0.
 struct CoincidentRows {
+  enum class Kind { in_file, once_whitened, where_both_observed };
   std::size_t first = 0, second = 0;  // 0-based
-  bool in_file = false;               // identical in the file itself
+  Kind kind = Kind::in_file;
   std::string describe(const Table& data) const {
-    return data.source + ": rows " + std::to_string(first + 1) + " and " +
-           std::to_string(second + 1) +
-           (in_file ? " (data rows, 1-based) are identical"
-                    : " (data rows, 1-based) differ in the file but coincide once whitened "
-                      "(their differences are below double precision at the columns' scale)");
+    std::string rows = data.source + ": rows " + std::to_string(first + 1) + " and " +
+                       std::to_string(second + 1) + " (data rows, 1-based) ";
+    switch (kind) {
+      case Kind::in_file:
+        return rows + "are identical";
+      case Kind::once_whitened:
+        return rows +
+               "differ in the file but coincide once whitened (their differences are below "
+               "double precision at the columns' scale)";
+      default:
+        return rows + "agree on every column both observe (the others are missing)";
+    }
   }
 };
 
+// Above this many rows the scan for rows that agree where both are observed (O(rows^2)) is
+// skipped: the greedy algorithms then stop with an error naming the merge whose height is not
+// a number, and the SMC ones (too slow at that size on missing data anyway) with the pair law's.
+constexpr std::size_t kLargestAgreementScan = 20000;
+
 std::optional<CoincidentRows> coincident_rows(const Table& data, const WhitenedData& whitened) {
+  using Kind = CoincidentRows::Kind;
   if (const auto in_file = find_duplicate_rows(data))
-    return CoincidentRows{in_file->first, in_file->second, true};
+    return CoincidentRows{in_file->first, in_file->second, Kind::in_file};
   if (const auto whitened_pair = find_duplicate_rows(whitened.x.data(), whitened.n, whitened.d))
-    return CoincidentRows{whitened_pair->first, whitened_pair->second, false};
+    return CoincidentRows{whitened_pair->first, whitened_pair->second, Kind::once_whitened};
+  if (whitened.has_missing && whitened.n <= kLargestAgreementScan) {
+    if (const auto pair =
+            find_rows_agreeing_where_both_observed(whitened.x.data(), whitened.n, whitened.d))
+      return CoincidentRows{pair->first, pair->second, Kind::where_both_observed};
+  }
   return std::nullopt;
 }
 

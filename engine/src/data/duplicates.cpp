@@ -42,4 +42,22 @@ std::optional<std::pair<std::size_t, std::size_t>> find_duplicate_rows(const Tab
   return find_duplicate_rows(data.values.data(), data.rows, data.cols);
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> find_rows_agreeing_where_both_observed(
+    const double* values, std::size_t rows, std::size_t cols) {
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double* a = values + i * cols;
+    for (std::size_t j = i + 1; j < rows; ++j) {
+      const double* b = values + j * cols;
+      bool shared = false, agree = true;
+      for (std::size_t k = 0; k < cols && agree; ++k) {
+        if (std::isnan(a[k]) || std::isnan(b[k])) continue;
+        shared = true;
+        agree = a[k] == b[k];
+      }
+      if (shared && agree) return std::make_pair(i, j);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace kingman
