@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "../inference/smc/missing_smc.hpp"
 #include "../inference/smc/step_pair_tails.hpp"
 #include "fit_discrete.hpp"
 #include "kingman/api.hpp"
@@ -208,11 +207,6 @@ FitResult fit(const Table& data, const FitOptions& options) {
     return result;
   }
   const bool smc = !is_greedy(options.algorithm);
-  if (smc && data.has_missing() && !detail::handles_missing_entries(options.algorithm)) {
-    throw OptionError(data.source + " has missing entries, which " + to_string(options.algorithm) +
-                      " does not handle (its pair scores are Bessel functions of complete data); "
-                      "use priorprior, priorpost, postpost or race, or a greedy algorithm");
-  }
   check_brownian_range(data.values.data(), data.rows, data.cols, data.source);
   const BrownianOptions& brownian = options.brownian;
   Covariance covariance = initial_covariance(data, brownian.covariance, brownian.shrinkage);

@@ -20,6 +20,7 @@
 //   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`;
 //   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
 //   prepare_step(lambda): before a PostPost step's masses;
+//   optionally log_score(scratch, a, b, lambda, T, proposal): MPost1's or MPost2's score;
 //   log_mass(scratch, a, b, lambda, T, law, built) -> log G_C, with `built` set when it was taken
 //     from `law`, built for the pair;
 //   build_law(scratch, a, b, lambda, T, law).
@@ -29,6 +30,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,8 +119,9 @@ class LawProposalSystem final : public ParticleSystem {
         particles_.size(),
         particles_.size(), [&](std::size_t s) -> const auto& { return particles_[s].live; });
     created_.resize(particles_.size());
-    if (proposal_ == Algorithm::postpost) {
-      extend_postpost(step, log_alpha);
+    if (proposal_ == Algorithm::postpost || proposal_ == Algorithm::mpost1 ||
+        proposal_ == Algorithm::mpost2) {
+      extend_pair_scores(step, log_alpha);
     } else {
       extend_prior(step, log_alpha);
     }
@@ -172,13 +175,17 @@ class LawProposalSystem final : public ParticleSystem {
     });
   }
 
-  // PostPost: the pair masses G_C depend only on the state, so particles that are resampled
+  // PostPost, MPost1 and MPost2: a pair C is drawn with probability q(C) ∝ its score, then its
+  // duration exactly from its law, with alpha = G_C / q(C) = G_C sum_C' score_C' / score_C. For
+  // PostPost the score is G_C itself, so alpha = sum_C G_C and no law is needed for it; MPost1
+  // and MPost2 score pairs with the model's cheaper approximations (log_score) and take G_C from
+  // the chosen pair's law. The scores depend only on the state, so particles that are resampled
   // copies of one state (same history) share them: group particles by state, in particle
-  // order. A group of several particles gets its masses computed once, in parallel over its
+  // order. A group of several particles gets its scores computed once, in parallel over its
   // pairs; a group of one particle (every group, between resamplings) computes them in its own
-  // task and keeps the laws (when there are few pairs), so the chosen pair's law is not built
-  // twice.
-  void extend_postpost(std::size_t step, std::span<double> log_alpha) {
+  // task and keeps PostPost's laws (when there are few pairs), so the chosen pair's law is not
+  // built twice.
+  void extend_pair_scores(std::size_t step, std::span<double> log_alpha) {
     const std::size_t count = particles_.size();
     const std::size_t m = n_ - step, pairs = m * (m - 1) / 2;
     const double lambda = coalescent_rate(m);
@@ -218,8 +225,8 @@ class LawProposalSystem final : public ParticleSystem {
           const std::size_t row = item / pairs, i = item % pairs;
           const State& state = particles_[groups_.leader(shared[b0 + row])];
           const auto [x, y] = law_proposals::pair_at(i, m);
-          log_mass_[row][i] = model_.log_mass(pair_scratch, *state.live[x], *state.live[y], lambda,
-                                              state.time, law, built);
+          log_mass_[row][i] = pair_score(pair_scratch, *state.live[x], *state.live[y], lambda,
+                                         state.time, law, built);
         }
       });
       for (std::size_t row = 0; row < rows; ++row)
@@ -251,6 +258,7 @@ class LawProposalSystem final : public ParticleSystem {
           }
           const std::vector<double>& cumulative =
               single ? scratch.cumulative : cumulative_[slot_of[g]];
+          const std::vector<double>& scores = single ? scratch.log_mass : log_mass_[slot_of[g]];
           const double log_total = single ? scratch.log_total : log_total_[slot_of[g]];
           for (std::size_t k = tasks[task].first; k < tasks[task].second; ++k) {
             const std::size_t s = members[k];
@@ -261,7 +269,9 @@ class LawProposalSystem final : public ParticleSystem {
             const Law& law = law_of(state, i, x, y, lambda, scratch);
             const double delta = law.draw(stream.uniform());
             merge_live(state, x, y, state.time - delta, n_ + step, created_[s]);
-            log_alpha[s] = log_total;
+            log_alpha[s] = proposal_ == Algorithm::postpost
+                               ? log_total
+                               : law.log_mass() - scores[i] + log_total;
           }
         }
       });
@@ -292,8 +302,8 @@ class LawProposalSystem final : public ParticleSystem {
       for (std::size_t y = x + 1; y < m; ++y, ++i) {
         Law& law = scratch.laws[keep ? i : 0];
         bool built = false;
-        scratch.log_mass[i] = model_.log_mass(scratch.pair, *state.live[x], *state.live[y], lambda,
-                                              state.time, law, built);
+        scratch.log_mass[i] = pair_score(scratch.pair, *state.live[x], *state.live[y], lambda,
+                                         state.time, law, built);
         scratch.laws_kept = scratch.laws_kept && built;
       }
     }
@@ -310,6 +320,20 @@ class LawProposalSystem final : public ParticleSystem {
     return law;
   }
 
+  // The log score of a pair: PostPost's G_C (model_.log_mass), or the model's MPost1 / MPost2
+  // approximation (no law built).
+  double pair_score(typename Model::Scratch& scratch, const Node& a, const Node& b, double lambda,
+                    double time, Law& law, bool& built) const {
+    if (proposal_ == Algorithm::postpost)
+      return model_.log_mass(scratch, a, b, lambda, time, law, built);
+    built = false;
+    if constexpr (requires { model_.log_score(scratch, a, b, lambda, time, proposal_); }) {
+      return model_.log_score(scratch, a, b, lambda, time, proposal_);
+    } else {
+      throw std::logic_error("LawProposalSystem: the model has no MPost1 / MPost2 scores");
+    }
+  }
+
   // Merges live positions x < y of `state` at time t as node `id`; returns log Z of the merge.
   double merge_live(State& state, std::size_t x, std::size_t y, double t, std::size_t id,
                     std::unique_ptr<Node>& created) const {
@@ -324,7 +348,7 @@ class LawProposalSystem final : public ParticleSystem {
     const double log_total = law_proposals::cumulative_weights(log_mass, cumulative);
     if (!std::isfinite(log_total)) {
       throw NumericalError("SMC step " + std::to_string(step + 1) +
-                           ": the pair masses of PostPost are not finite");
+                           ": the pair scores are not finite");
     }
     return log_total;
   }

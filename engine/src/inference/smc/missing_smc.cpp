@@ -2,7 +2,8 @@
 // cluster carries a mean and a variance per dimension (+inf where no leaf below observes it);
 // a pair's likelihood covers the dimensions both clusters observe, each with its own offset
 // r_j = v_lj + v_rj + (t_l - T) + (t_r - T), so its duration law is a BrownianDurationLaw:
-// PostPost's mass G_C and exact draws by inversion, and with rate 1 the race's clock law
+// PostPost's mass G_C (and MPost1's and MPost2's exact weights G_C / q(C)) and exact draws by
+// inversion, and with rate 1 the race's clock law
 // (mass N_C, upper masses S_C). Every law is an adaptive quadrature, so these runs cost
 // O(n^2) laws per particle (n^3 for PostPost).
 #include "missing_smc.hpp"
@@ -12,9 +13,11 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <vector>
 
 #include "../../model/brownian_duration_law.hpp"
+#include "kingman/kernels/gig.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "law_proposal_system.hpp"
 #include "live_particle_state.hpp"
@@ -26,6 +29,7 @@ namespace kingman::detail {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kLogTwoPi = std::log(2.0 * std::numbers::pi);
 
 // One cluster's per-dimension message, immutable once built.
 struct MissingClusterNode {
@@ -124,6 +128,33 @@ class MissingProposalModel : public MissingDataModel {
                  Law& law) const {
     shared(a, b, time, scratch.shared);
     law.assign(scratch.shared, lambda, time);
+  }
+
+  // Henao & Lucas's scores on the pair's k shared dimensions (the weight G_C / q(C) is exact
+  // whatever they are): the complete-data formulas with the pair's offsets replaced by their
+  // mean r, so for a pair whose dimensions have one offset they are the papers' own.
+  //   MPost1: log G_C with the complete GIG integral: c_k + lambda r / 2 + log Z_GIG(p, E, lambda);
+  //   MPost2: the same with lambda dropped inside the Bessel term: Z_GIG(p, E, 1);
+  // with p = 1 - k/2, E the squared distance over the shared dimensions (at least the smallest
+  // normal number, so that agreeing clusters of positive variance rank first but stay finite)
+  // and c_k = -log 2 - (k/2) log 2 pi - 1/2 sum log Lambda_jj. No shared dimension: 1 / lambda.
+  double log_score(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
+                   Algorithm proposal) const {
+    shared(a, b, time, scratch.shared);
+    const SharedDimensions& dims = scratch.shared;
+    if (dims.offset.empty()) return -std::log(lambda);
+    const double k = static_cast<double>(dims.offset.size());
+    double offsets = 0.0, energy = 0.0, log_lambda = 0.0;
+    for (std::size_t j = 0; j < dims.offset.size(); ++j) {
+      offsets += dims.offset[j];
+      energy += dims.squared_delta[j];
+      log_lambda += dims.log_lambda[j];
+    }
+    energy = std::max(energy, std::numeric_limits<double>::min());
+    const double head = -std::log(2.0) - 0.5 * k * kLogTwoPi - 0.5 * log_lambda;
+    const double psi = proposal == Algorithm::mpost1 ? lambda : 1.0;
+    return head + 0.5 * lambda * (offsets / k) +
+           kernels::log_gig_normalizer(1.0 - 0.5 * k, energy, psi);
   }
 };
 
@@ -250,7 +281,8 @@ class MissingRaceModel : public MissingDataModel {
 
 bool handles_missing_entries(Algorithm proposal) {
   return proposal == Algorithm::priorprior || proposal == Algorithm::priorpost ||
-         proposal == Algorithm::postpost || proposal == Algorithm::race;
+         proposal == Algorithm::postpost || proposal == Algorithm::mpost1 ||
+         proposal == Algorithm::mpost2 || proposal == Algorithm::race;
 }
 
 std::unique_ptr<ParticleSystem> make_missing_data_system(const WhitenedData& data,

@@ -1,7 +1,8 @@
 #pragma once
 // SMC for the Brownian model on data with missing entries (MODEL.md sections 3.4, 5 and 6):
 // per-dimension messages, whose pair duration laws have no closed form (brownian_duration_law.hpp).
-// PriorPrior, PriorPost and PostPost (law_proposal_system.hpp) and the race (race_engine.hpp).
+// PriorPrior, PriorPost, PostPost, MPost1 and MPost2 (law_proposal_system.hpp) and the race
+// (race_engine.hpp).
 #include <memory>
 
 #include "kingman/inference/smc.hpp"

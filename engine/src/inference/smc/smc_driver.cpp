@@ -89,12 +89,8 @@ void check(const WhitenedData& data, double leaf_variance, const SmcOptions& opt
     throw InputError("SMC: the data hold NaN entries but are not marked as having missing entries");
   if (data.has_missing && data.log_lambda_diagonal.size() != data.d)
     throw InputError("SMC: data with missing entries need log Lambda_jj for every dimension");
-  if (data.has_missing && !detail::handles_missing_entries(options.proposal)) {
-    throw OptionError(to_string(options.proposal) +
-                      " scores pairs with Bessel functions of complete data and does not handle "
-                      "missing entries; use priorprior, priorpost, postpost or race, or a greedy "
-                      "algorithm");
-  }
+  if (data.has_missing && !detail::handles_missing_entries(options.proposal))
+    throw OptionError(to_string(options.proposal) + " does not handle missing entries");
   if (!(leaf_variance >= 0.0)) throw OptionError("leaf variance must be >= 0");
   if (data.n < 2) throw InputError("SMC needs at least two points");
 }
