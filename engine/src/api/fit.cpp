@@ -175,12 +175,16 @@ void check_smc_memory(const Table& data, const FitOptions& options, std::size_t 
   // distances and weights, and with leaf sums the weights by columns too.
   const bool leaf_sums = mpost2_uses_leaf_sums(options.mpost2_row_sums, data.rows);
   double per_pair = options.algorithm == Algorithm::mpost2 ? (leaf_sums ? 24.0 : 16.0) : 8.0;
-  if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior)
+  // Data with missing entries take the per-dimension system (missing_smc.cpp), which keeps no
+  // pair cache; its nodes hold a mean and a variance per dimension (2d, as counted below).
+  if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior ||
+      data.has_missing())
     per_pair = 0.0;
   double cache = 0.5 * n * (n - 1.0) * per_pair;
   // PostPost and MPost1 share a step's pair kernels in a table over the clusters that several
   // states list (at most 2n of them), within a fixed size (step_pair_tails.hpp).
-  if (options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) {
+  if ((options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) &&
+      !data.has_missing()) {
     cache += std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
                       2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
   }
