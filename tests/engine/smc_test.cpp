@@ -82,6 +82,24 @@ TEST(Smc, MissingEntriesSameSeedSameResultForOneTwoAndFourThreads) {
   }
 }
 
+// Two leaves of variance 0 that agree on the one dimension both observe: the pair's merge
+// density (2 delta)^(-1/2) is infinite at 0 but integrable, so p(x) is finite (fit() still adds
+// a leaf variance for such rows; run_smc takes them as they are).
+TEST(Smc, MissingEntriesAgreeingOnOneSharedDimensionAtZeroVariance) {
+  WhitenedData data = random_data(4, 2, 12);
+  data.x = {0.5, std::nan(""), 0.5, 1.5, -1.0, 0.3, 2.0, -0.7};
+  data.has_missing = true;
+  for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
+                             Algorithm::mpost1, Algorithm::mpost2, Algorithm::race}) {
+    SCOPED_TRACE(to_string(proposal));
+    SmcOptions options;
+    options.proposal = proposal;
+    options.particles = 32;
+    const SmcResult result = run_smc(data, 0.0, options);
+    EXPECT_TRUE(std::isfinite(result.log_evidence));
+  }
+}
+
 TEST(Smc, InconsistentMissingEntriesAreRefused) {
   WhitenedData data = random_data(6, 2, 4);
   data.x[1] = std::nan("");
