@@ -36,39 +36,16 @@ void expect_identical(const SmcResult& a, const SmcResult& b) {
   }
 }
 
-TEST(Smc, SameSeedSameResultForOneTwoAndFourThreads) {
-  const WhitenedData data = random_data(24, 5, 3);
+// Runs every SMC proposal on `data` with 1, 2 and 4 threads: bit-identical results.
+void expect_thread_count_invariant(const WhitenedData& data, std::size_t particles,
+                                   std::uint64_t seed) {
   for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
                              Algorithm::mpost1, Algorithm::mpost2, Algorithm::race}) {
     SCOPED_TRACE(to_string(proposal));
     SmcOptions options;
     options.proposal = proposal;
-    options.particles = 64;
-    options.seed = 17;
-    options.threads = 1;
-    const SmcResult one = run_smc(data, 0.0, options);
-    options.threads = 2;
-    const SmcResult two = run_smc(data, 0.0, options);
-    options.threads = 4;
-    const SmcResult four = run_smc(data, 0.0, options);
-    expect_identical(one, two);
-    expect_identical(one, four);
-    EXPECT_FALSE(one.resampled_at.empty()) << "the test should exercise resampling";
-  }
-}
-
-// Data with missing entries take the per-dimension path (missing_smc.cpp): the same guarantee.
-TEST(Smc, MissingEntriesSameSeedSameResultForOneTwoAndFourThreads) {
-  WhitenedData data = random_data(16, 4, 9);
-  for (std::size_t k = 0; k < data.x.size(); k += 3) data.x[k] = std::nan("");
-  data.has_missing = true;
-  for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
-                             Algorithm::mpost1, Algorithm::mpost2, Algorithm::race}) {
-    SCOPED_TRACE(to_string(proposal));
-    SmcOptions options;
-    options.proposal = proposal;
-    options.particles = 48;
-    options.seed = 23;
+    options.particles = particles;
+    options.seed = seed;
     options.threads = 1;
     const SmcResult one = run_smc(data, 0.0, options);
     options.threads = 2;
@@ -80,6 +57,18 @@ TEST(Smc, MissingEntriesSameSeedSameResultForOneTwoAndFourThreads) {
     EXPECT_TRUE(std::isfinite(one.log_evidence));
     EXPECT_FALSE(one.resampled_at.empty()) << "the test should exercise resampling";
   }
+}
+
+TEST(Smc, SameSeedSameResultForOneTwoAndFourThreads) {
+  expect_thread_count_invariant(random_data(24, 5, 3), 64, 17);
+}
+
+// Data with missing entries take the per-dimension path (missing_smc.cpp): the same guarantee.
+TEST(Smc, MissingEntriesSameSeedSameResultForOneTwoAndFourThreads) {
+  WhitenedData data = random_data(16, 4, 9);
+  for (std::size_t k = 0; k < data.x.size(); k += 3) data.x[k] = std::nan("");
+  data.has_missing = true;
+  expect_thread_count_invariant(data, 48, 23);
 }
 
 // Two leaves of variance 0 that agree on the one dimension both observe: the pair's merge

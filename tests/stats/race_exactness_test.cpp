@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exact_enumeration.hpp"
+#include "exactness_check.hpp"
 #include "kingman/api.hpp"
 
 namespace kingman {
@@ -54,19 +55,8 @@ FitOptions race_options(double leaf_variance, std::size_t particles, std::uint64
   return options;
 }
 
-struct Summary {
-  double mean = 0.0, standard_error = 0.0;
-};
-
-Summary summarize(const std::vector<double>& values) {
-  double mean = 0.0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double squares = 0.0;
-  for (double v : values) squares += (v - mean) * (v - mean);
-  const double variance = squares / static_cast<double>(values.size() - 1);
-  return {mean, std::sqrt(variance / static_cast<double>(values.size()))};
-}
+using testing_support::summarize;
+using testing_support::Summary;
 
 // |mean - expected| in standard errors, with the 1e-4 floor the checks allow (posteriors that
 // are 0 or 1 to many digits have no Monte Carlo error).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exact_enumeration.hpp"
+#include "exactness_check.hpp"
 #include "kingman/api.hpp"
 
 namespace kingman {
@@ -53,19 +54,8 @@ Table table_of(const Dataset& data) {
   return t;
 }
 
-struct Summary {
-  double mean = 0.0, standard_error = 0.0;
-};
-
-Summary summarize(const std::vector<double>& values) {
-  double mean = 0.0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double squares = 0.0;
-  for (double v : values) squares += (v - mean) * (v - mean);
-  const double variance = squares / static_cast<double>(values.size() - 1);
-  return {mean, std::sqrt(variance / static_cast<double>(values.size()))};
-}
+using testing_support::summarize;
+using testing_support::Summary;
 
 class SmcExactness : public ::testing::TestWithParam<std::tuple<int, int>> {};
 

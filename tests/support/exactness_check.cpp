@@ -10,12 +10,6 @@
 
 namespace kingman::testing_support {
 
-namespace {
-
-struct Summary {
-  double mean = 0.0, standard_error = 0.0;
-};
-
 Summary summarize(const std::vector<double>& values) {
   double mean = 0.0;
   for (double v : values) mean += v;
@@ -25,8 +19,6 @@ Summary summarize(const std::vector<double>& values) {
   const double variance = squares / static_cast<double>(values.size() - 1);
   return {mean, std::sqrt(variance / static_cast<double>(values.size()))};
 }
-
-}  // namespace
 
 void check_against_enumeration(const std::function<FitResult(std::uint64_t seed)>& run_fit,
                                const oracle::Enumeration& exact, const ExactnessRuns& runs,

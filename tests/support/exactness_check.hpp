@@ -9,11 +9,18 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "exact_enumeration.hpp"
 #include "kingman/api.hpp"
 
 namespace kingman::testing_support {
+
+// The mean of independent runs' values and its standard error.
+struct Summary {
+  double mean = 0.0, standard_error = 0.0;
+};
+Summary summarize(const std::vector<double>& values);
 
 struct ExactnessRuns {
   int runs = 16;

@@ -40,9 +40,10 @@ void record_merge(LiveParticleState<Node>& state, std::size_t x, std::size_t y,
   created = std::move(merged);
 }
 
-// The merge list of a particle (complete once n - 1 merges are done).
-template <class Node>
-MergeTree live_merge_tree(const LiveParticleState<Node>& state, std::size_t leaf_count) {
+// The merge list of a particle (complete once n - 1 merges are done): any state with a
+// `history` list (also particle_state.hpp's).
+template <class State>
+MergeTree live_merge_tree(const State& state, std::size_t leaf_count) {
   MergeTree tree;
   tree.leaf_count = leaf_count;
   for (const HistoryNode* node = state.history.get(); node; node = node->previous.get())

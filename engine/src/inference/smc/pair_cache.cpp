@@ -2,6 +2,7 @@
 #include "../../scheduler/parallel_for.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/kernels/vector_math.hpp"
+#include "live_particle_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -116,12 +117,7 @@ void LeafPairCache::mpost2_terms(const double* eps, double* out, std::size_t cou
 }
 
 MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count) {
-  MergeTree tree;
-  tree.leaf_count = leaf_count;
-  for (const HistoryNode* node = state.history.get(); node; node = node->previous.get())
-    tree.merges.push_back(node->merge);
-  std::reverse(tree.merges.begin(), tree.merges.end());
-  return tree;
+  return live_merge_tree(state, leaf_count);
 }
 
 }  // namespace kingman::detail
