@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numbers>
 #include <vector>
 
 #include "../../model/brownian_duration_law.hpp"
-#include "kingman/kernels/gig.hpp"
+#include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/model/brownian_messages.hpp"
+#include "kingman/model/coalescent_prior.hpp"
 #include "law_proposal_system.hpp"
 #include "live_particle_state.hpp"
 #include "race_engine.hpp"
@@ -95,6 +97,29 @@ class MissingDataModel {
   double leaf_variance_;
 };
 
+// The Bessel terms of MPost1's and MPost2's scores, log K_p(sqrt(x)) for p = 1 - k/2 with k the
+// pair's shared dimensions: one fit (LogBesselKFixedOrder, 1e-13 relative) per order, made the
+// first time a pair of that order is scored, from the run's bound on x (outside it the fit
+// falls back to log_bessel_k). Shared by the model's copies; the fits depend only on the run.
+class BesselTermsByOrder {
+ public:
+  BesselTermsByOrder(std::size_t dims, double largest)
+      : largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
+
+  const kernels::LogBesselKFixedOrder& order(std::size_t k) const {
+    std::call_once(flags_[k], [&] {
+      fits_[k] = std::make_unique<kernels::LogBesselKFixedOrder>(
+          1.0 - 0.5 * static_cast<double>(k), largest_ * 1e-12, largest_ * 1.0001);
+    });
+    return *fits_[k];
+  }
+
+ private:
+  double largest_;
+  mutable std::vector<std::once_flag> flags_;
+  mutable std::vector<std::unique_ptr<kernels::LogBesselKFixedOrder>> fits_;
+};
+
 // The law proposals' parts (law_proposal_system.hpp).
 class MissingProposalModel : public MissingDataModel {
  public:
@@ -103,7 +128,13 @@ class MissingProposalModel : public MissingDataModel {
     SharedDimensions shared;
   };
 
-  using MissingDataModel::MissingDataModel;
+  // `largest`: a bound on the squared distance of any pair over its shared dimensions, and
+  // lambda_max the largest coalescent rate, which fix the range of MPost1's and MPost2's fits.
+  MissingProposalModel(const WhitenedData& data, double leaf_variance, double largest,
+                       double lambda_max)
+      : MissingDataModel(data, leaf_variance),
+        mpost1_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * lambda_max)),
+        mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest)) {}
 
   // log Z_C for a merge at t (PriorPost scores every pair so).
   double log_likelihood(Scratch& /*scratch*/, const Node& a, const Node& b, double t) const {
@@ -151,11 +182,20 @@ class MissingProposalModel : public MissingDataModel {
       log_lambda += dims.log_lambda[j];
     }
     energy = std::max(energy, std::numeric_limits<double>::min());
-    const double head = -std::log(2.0) - 0.5 * k * kLogTwoPi - 0.5 * log_lambda;
-    const double psi = proposal == Algorithm::mpost1 ? lambda : 1.0;
-    return head + 0.5 * lambda * (offsets / k) +
-           kernels::log_gig_normalizer(1.0 - 0.5 * k, energy, psi);
+    // log Z_GIG(p, E, psi) = log 2 + (p/2) log(E / psi) + log K_p(sqrt(E psi)) (the 2 cancels
+    // against c_k's 1/2).
+    const double p = 1.0 - 0.5 * k;
+    const double head = -0.5 * k * kLogTwoPi - 0.5 * log_lambda + 0.5 * lambda * (offsets / k);
+    const std::size_t order = dims.offset.size();
+    const bool mpost1 = proposal == Algorithm::mpost1;
+    const double x = mpost1 ? energy * lambda : energy, log_x = std::log(x);
+    const double bessel =
+        (mpost1 ? mpost1_terms_ : mpost2_terms_)->order(order).of_square(x, log_x);
+    return head + 0.5 * p * log_x + bessel - (mpost1 ? p * std::log(lambda) : 0.0);
   }
+
+ private:
+  std::shared_ptr<BesselTermsByOrder> mpost1_terms_, mpost2_terms_;
 };
 
 // The race's parts (race_engine.hpp). A pair whose k >= 1 shared dimensions have one offset has
@@ -292,8 +332,22 @@ std::unique_ptr<ParticleSystem> make_missing_data_system(const WhitenedData& dat
     return std::make_unique<race::RaceSystem<MissingRaceModel>>(
         MissingRaceModel(data, leaf_variance), data.n, options);
   }
+  // Every pair's squared distance over its shared dimensions is at most the sum over the
+  // columns of their squared ranges.
+  double largest = 0.0;
+  for (std::size_t j = 0; j < data.d; ++j) {
+    double low = kInf, high = -kInf;
+    for (std::size_t i = 0; i < data.n; ++i) {
+      const double v = data.row(i)[j];
+      if (std::isnan(v)) continue;
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+    if (low < high) largest += (high - low) * (high - low);
+  }
+  largest = std::max(largest, 1e-300);
   return std::make_unique<LawProposalSystem<MissingProposalModel>>(
-      MissingProposalModel(data, leaf_variance), options);
+      MissingProposalModel(data, leaf_variance, largest, coalescent_rate(data.n)), options);
 }
 
 }  // namespace kingman::detail
