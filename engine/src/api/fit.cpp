@@ -188,7 +188,11 @@ void check_smc_memory(const Table& data, const FitOptions& options, std::size_t 
     cache += std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
                       2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
   }
-  const double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
+  double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
+  // MPost2 on missing entries: each cluster keeps two terms per partner of smaller id
+  // (missing_smc.cpp), up to 2n of them.
+  if (data.has_missing() && options.algorithm == Algorithm::mpost2)
+    particles += static_cast<double>(options.particles) * n * (2.0 * n) * 2.0 * 8.0;
   if (cache + particles > static_cast<double>(budget)) {
     throw ResourceError(to_string(options.algorithm) + " with " +
                         std::to_string(options.particles) + " particles on " +

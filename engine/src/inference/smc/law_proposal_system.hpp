@@ -20,7 +20,8 @@
 //   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`;
 //   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
 //   prepare_step(lambda): before a PostPost step's masses;
-//   optionally log_score(scratch, a, b, lambda, T, proposal): MPost1's or MPost2's score;
+//   optionally log_score(scratch, a, b, lambda, T, proposal): MPost1's or MPost2's score, and
+//     prepare_scores(live, proposal): called for a state's live clusters before its scores;
 //   log_mass(scratch, a, b, lambda, T, law, built) -> log G_C, with `built` set when it was taken
 //     from `law`, built for the pair;
 //   build_law(scratch, a, b, lambda, T, law).
@@ -217,6 +218,12 @@ class LawProposalSystem final : public ParticleSystem {
         slot_of[shared[k]] = k - b0;
         log_mass_[k - b0].resize(pairs);
       }
+      if constexpr (requires { model_.prepare_scores(particles_.front().live, proposal_); }) {
+        parallel_for_range(0, rows, [&](const auto& range) {
+          for (std::size_t row = range.begin(); row != range.end(); ++row)
+            model_.prepare_scores(particles_[groups_.leader(shared[b0 + row])].live, proposal_);
+        });
+      }
       parallel_for_range(0, rows * pairs, [&](const auto& range) {
         typename Model::Scratch pair_scratch;
         Law law;
@@ -298,6 +305,8 @@ class LawProposalSystem final : public ParticleSystem {
     scratch.laws.resize(keep ? pairs : 1);
     scratch.log_mass.resize(pairs);
     scratch.laws_kept = keep;
+    if constexpr (requires { model_.prepare_scores(state.live, proposal_); })
+      model_.prepare_scores(state.live, proposal_);
     for (std::size_t x = 0, i = 0; x < m; ++x) {
       for (std::size_t y = x + 1; y < m; ++y, ++i) {
         Law& law = scratch.laws[keep ? i : 0];

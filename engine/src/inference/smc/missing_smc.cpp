@@ -41,6 +41,10 @@ struct MissingClusterNode {
   std::vector<double> variance;            // d (+inf where unobserved)
   std::uint64_t clock_key = 0;             // the race's (race_engine.hpp)
   mutable std::uint64_t collect_mark = 0;  // ClusterPool's
+  // MPost2's fixed pair terms against the partners of smaller id, two per id (filled once by
+  // MissingProposalModel::prepare_scores; empty under the other proposals).
+  mutable std::once_flag terms_once;
+  mutable std::vector<double> terms;
 
   BrownianClusterView view() const { return {mean.data(), variance.data(), time}; }
 };
@@ -143,6 +147,24 @@ class MissingProposalModel : public MissingDataModel {
 
   void prepare_step(double /*lambda*/) {}
 
+  // MPost2: the live clusters' fixed pair terms (pair_terms), each cluster's row filled the
+  // first time a state that lists it is scored. That state lists every partner of smaller id
+  // the cluster will ever have (they were all live when it was made, and a state is scored at
+  // every step), and std::call_once makes one task write a row before any reads it.
+  void prepare_scores(const std::vector<const Node*>& live, Algorithm proposal) const {
+    if (proposal != Algorithm::mpost2) return;
+    for (const Node* node : live) {
+      std::call_once(node->terms_once, [&] {
+        node->terms.assign(2 * node->id, std::numeric_limits<double>::quiet_NaN());
+        for (const Node* partner : live) {
+          if (partner->id < node->id)
+            pair_terms(*node, *partner, node->terms[2 * partner->id],
+                       node->terms[2 * partner->id + 1]);
+        }
+      });
+    }
+  }
+
   // log G_C: in closed form where the pair's shared dimensions have one offset (every pair of
   // leaves, and most pairs while few entries are missing), else the adaptive law's.
   double log_mass(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
@@ -163,38 +185,63 @@ class MissingProposalModel : public MissingDataModel {
 
   // Henao & Lucas's scores on the pair's k shared dimensions (the weight G_C / q(C) is exact
   // whatever they are): the complete-data formulas with the pair's offsets replaced by their
-  // mean r, so for a pair whose dimensions have one offset they are the papers' own.
+  // mean r = v + (t_a - T) + (t_b - T), v the mean over the shared dimensions of v_aj + v_bj,
+  // so for a pair whose dimensions have one offset they are the papers' own.
   //   MPost1: log G_C with the complete GIG integral: c_k + lambda r / 2 + log Z_GIG(p, E, lambda);
-  //   MPost2: the same with lambda dropped inside the Bessel term: Z_GIG(p, E, 1);
+  //   MPost2: the same with lambda dropped inside the Bessel term: Z_GIG(p, E, 1), so that
+  //           everything but lambda r / 2 is fixed per pair (pair_terms, kept by prepare_scores);
   // with p = 1 - k/2, E the squared distance over the shared dimensions (at least the smallest
   // normal number, so that agreeing clusters of positive variance rank first but stay finite)
   // and c_k = -log 2 - (k/2) log 2 pi - 1/2 sum log Lambda_jj. No shared dimension: 1 / lambda.
-  double log_score(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
+  double log_score(Scratch& /*scratch*/, const Node& a, const Node& b, double lambda, double time,
                    Algorithm proposal) const {
-    shared(a, b, time, scratch.shared);
-    const SharedDimensions& dims = scratch.shared;
-    if (dims.offset.empty()) return -std::log(lambda);
-    const double k = static_cast<double>(dims.offset.size());
-    double offsets = 0.0, energy = 0.0, log_lambda = 0.0;
-    for (std::size_t j = 0; j < dims.offset.size(); ++j) {
-      offsets += dims.offset[j];
-      energy += dims.squared_delta[j];
-      log_lambda += dims.log_lambda[j];
+    const Node& later = a.id > b.id ? a : b;
+    const Node& earlier = a.id > b.id ? b : a;
+    double fixed = 0.0, variance = 0.0;
+    if (proposal == Algorithm::mpost2 && 2 * earlier.id + 1 < later.terms.size() &&
+        !std::isnan(later.terms[2 * earlier.id])) {
+      fixed = later.terms[2 * earlier.id];
+      variance = later.terms[2 * earlier.id + 1];
+    } else {
+      pair_terms(later, earlier, fixed, variance, proposal == Algorithm::mpost1 ? lambda : 1.0);
+    }
+    if (fixed == kInf) return -std::log(lambda);  // no shared dimension
+    return fixed + 0.5 * lambda * (variance + (a.time - time) + (b.time - time));
+  }
+
+ private:
+  // The pair's score less lambda r / 2 (`fixed`; +inf with no shared dimension) and v, for
+  // psi = lambda (MPost1) or 1 (MPost2): c_k + log Z_GIG(p, E, psi).
+  void pair_terms(const Node& a, const Node& b, double& fixed, double& variance,
+                  double psi = 1.0) const {
+    double k = 0.0, variances = 0.0, energy = 0.0, log_lambda = 0.0;
+    const std::vector<double>& log_lambda_jj = log_lambda_diagonal();
+    for (std::size_t j = 0; j < dims(); ++j) {
+      if (std::isinf(a.variance[j]) || std::isinf(b.variance[j])) continue;
+      const double diff = a.mean[j] - b.mean[j];
+      k += 1.0;
+      variances += a.variance[j] + b.variance[j];
+      energy += diff * diff;
+      log_lambda += log_lambda_jj[j];
+    }
+    if (k == 0.0) {
+      fixed = kInf;
+      variance = 0.0;
+      return;
     }
     energy = std::max(energy, std::numeric_limits<double>::min());
     // log Z_GIG(p, E, psi) = log 2 + (p/2) log(E / psi) + log K_p(sqrt(E psi)) (the 2 cancels
     // against c_k's 1/2).
     const double p = 1.0 - 0.5 * k;
-    const double head = -0.5 * k * kLogTwoPi - 0.5 * log_lambda + 0.5 * lambda * (offsets / k);
-    const std::size_t order = dims.offset.size();
-    const bool mpost1 = proposal == Algorithm::mpost1;
-    const double x = mpost1 ? energy * lambda : energy, log_x = std::log(x);
+    const double x = energy * psi, log_x = std::log(x);
+    const auto order = static_cast<std::size_t>(k);
     const double bessel =
-        (mpost1 ? mpost1_terms_ : mpost2_terms_)->order(order).of_square(x, log_x);
-    return head + 0.5 * p * log_x + bessel - (mpost1 ? p * std::log(lambda) : 0.0);
+        (psi == 1.0 ? mpost2_terms_ : mpost1_terms_)->order(order).of_square(x, log_x);
+    fixed = -0.5 * k * kLogTwoPi - 0.5 * log_lambda + 0.5 * p * log_x + bessel -
+            (psi == 1.0 ? 0.0 : p * std::log(psi));
+    variance = variances / k;
   }
 
- private:
   std::shared_ptr<BesselTermsByOrder> mpost1_terms_, mpost2_terms_;
 };
 
