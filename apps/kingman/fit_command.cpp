@@ -42,18 +42,29 @@ struct FitArguments {
 
 Action add_fit_command(CLI::App& app) {
   auto args = std::make_shared<FitArguments>();
-  CLI::App* command = app.add_subcommand("fit", "Infer a tree (greedy) for a data table");
+  CLI::App* command = app.add_subcommand(
+      "fit", "Infer a tree (greedy) or a posterior over trees and the evidence (SMC) for a table");
   command
       ->add_option("INPUT", args->input, "CSV, TSV or whitespace table; empty, NA or NaN = missing")
       ->required();
   command
       ->add_option("-a,--algorithm", args->algorithm,
-                   "greedy-rate1 | greedy-minduration | greedy-maxprob | mgreedy")
+                   "greedy-rate1 | greedy-minduration | greedy-maxprob | mgreedy | priorprior | "
+                   "priorpost | postpost | mpost1 | mpost2 | race")
       ->capture_default_str();
   command->add_option("-p,--particles", args->options.particles, "SMC particle count")
       ->check(positive_number())
       ->capture_default_str();
   command->add_option("--seed", args->options.seed, "random seed")->capture_default_str();
+  command
+      ->add_option("--resample", args->resampling,
+                   "SMC resampling scheme: systematic | stratified | residual | multinomial")
+      ->capture_default_str();
+  command
+      ->add_option("--ess-threshold", args->options.ess_threshold,
+                   "SMC: resample after a step when ESS / particles < R (0: never, 1: every step)")
+      ->check(unit_interval())
+      ->capture_default_str();
   command->add_option("--threads", args->options.threads, "worker threads (0 = all cores)")
       ->check(non_negative_number())
       ->capture_default_str();

@@ -22,6 +22,19 @@ inline CLI::Validator number_check(bool zero_allowed) {
       zero_allowed ? "NONNEGATIVE" : "POSITIVE");
 }
 
+// A number in [0, 1].
+inline CLI::Validator unit_interval() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        double value = 0.0;
+        if (!CLI::detail::lexical_cast(input, value))
+          return "expected a number, got '" + input + "'";
+        if (!(value >= 0.0 && value <= 1.0)) return "must be between 0 and 1, got " + input;
+        return std::string();
+      },
+      "IN [0, 1]");
+}
+
 inline CLI::Validator positive_number() {
   return number_check(false);
 }

@@ -232,6 +232,34 @@ TEST(CliFit, RowsAgreeingWhereBothAreObservedAreDuplicatesForTheModel) {
   }
 }
 
+// --resample and --ess-threshold (DESIGN.md's CLI contract) reach the SMC: threshold 0 never
+// resamples, 1 after every step but the last; schemes differ; bad values are usage errors.
+TEST(CliFit, ResamplingOptionsReachTheSmc) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", csv_of(random_points(12, 2, 4), 12, 2));
+  auto resampled = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"fit", input, "-a",     "priorpost",
+                                     "-p",  "32",  "--json", dir.file("r.json")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult run = kingman_cli(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return nlohmann::json::parse(read_text(dir.file("r.json")));
+  };
+  EXPECT_TRUE(resampled({"--ess-threshold", "0"}).at("resampled_at").empty());
+  EXPECT_EQ(resampled({"--ess-threshold", "1"}).at("resampled_at").size(), 10u);
+  const double systematic =
+      resampled({"--ess-threshold", "1", "--resample", "systematic"}).at("log_evidence");
+  const double multinomial =
+      resampled({"--ess-threshold", "1", "--resample", "multinomial"}).at("log_evidence");
+  EXPECT_NE(systematic, multinomial);
+  ProcessResult bad = kingman_cli({"fit", input, "-a", "priorpost", "--ess-threshold", "1.5"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--ess-threshold"), std::string::npos) << bad.err;
+  bad = kingman_cli({"fit", input, "-a", "priorpost", "--resample", "bogus"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("bogus"), std::string::npos) << bad.err;
+}
+
 TEST(CliFit, UsageErrorsExitTwo) {
   TempDir dir;
   const std::string input = dir.write("X.csv", "1,2\n3,4\n5,7\n");
