@@ -64,10 +64,10 @@ void walk(std::span<const double> weights, const WeightSummary& summary, Positio
 std::size_t resampling_uniform_count(ResamplingScheme scheme, std::size_t count) noexcept {
   switch (scheme) {
     case ResamplingScheme::systematic:
-    case ResamplingScheme::residual:
       return 1;
     case ResamplingScheme::stratified:
       return count;
+    case ResamplingScheme::residual:
     case ResamplingScheme::multinomial:
       return count + 1;
   }
@@ -111,10 +111,11 @@ void multinomial_resample(std::span<const double> weights, std::span<const doubl
       ancestors);
 }
 
-void residual_resample(std::span<const double> weights, double uniform,
+void residual_resample(std::span<const double> weights, std::span<const double> uniforms,
                        std::span<std::size_t> ancestors) {
   const WeightSummary summary = summarize(weights, "residual_resample");
   const std::size_t m = ancestors.size();
+  check_uniform_count(uniforms.size(), m + 1, "residual_resample");
   const double scale = static_cast<double>(m) / summary.total;
   // First pass: the deterministic copies floor(M W_i) and the sum of the fractional parts.
   std::size_t deterministic = 0;
@@ -128,10 +129,16 @@ void residual_resample(std::span<const double> weights, double uniform,
   // Rounding can push the floors' sum past M only when M W_i sits a few ulps from an integer;
   // never emit more than M.
   const std::size_t remaining = deterministic < m ? m - deterministic : 0;
-  // Second pass: emit floor(M W_i) copies of i, then i once more for each systematic position
-  // (k + u) / R of the fractional parts that falls in i's interval.
-  std::size_t out = 0;
+  // The R remaining positions: R sorted i.i.d. uniforms over the fractional parts, from R + 1
+  // exponential spacings (as multinomial_resample; the first R + 1 of the M + 1 uniforms).
+  double total_spacing = 0.0;
+  for (std::size_t j = 0; j <= remaining; ++j) total_spacing += -std::log(uniforms[j]);
+  double spacing = 0.0;
   std::size_t k = 0;
+  auto position = [&] { return (spacing + -std::log(uniforms[k])) / total_spacing; };
+  // Second pass: emit floor(M W_i) copies of i, then i once more for each remaining position
+  // that falls in i's interval of the fractional parts.
+  std::size_t out = 0;
   double cumulative = 0.0;
   std::size_t last_with_residual = summary.last_positive;
   for (std::size_t i = 0; i < weights.size() && out < m; ++i) {
@@ -144,9 +151,8 @@ void residual_resample(std::span<const double> weights, double uniform,
     if (fraction <= 0.0) continue;
     last_with_residual = i;
     cumulative += fraction;
-    while (k < remaining && out < m &&
-           (static_cast<double>(k) + uniform) / static_cast<double>(remaining) * residual_total <
-               cumulative) {
+    while (k < remaining && out < m && position() * residual_total < cumulative) {
+      spacing += -std::log(uniforms[k]);
       ancestors[out++] = i;
       ++k;
     }
@@ -163,14 +169,14 @@ void resample(ResamplingScheme scheme, std::span<const double> weights, RandomSt
       systematic_resample(weights, stream.uniform(), ancestors);
       return;
     case ResamplingScheme::residual:
-      residual_resample(weights, stream.uniform(), ancestors);
-      return;
     case ResamplingScheme::stratified:
     case ResamplingScheme::multinomial: {
       std::vector<double> uniforms(resampling_uniform_count(scheme, ancestors.size()));
       for (double& u : uniforms) u = stream.uniform();
       if (scheme == ResamplingScheme::stratified) {
         stratified_resample(weights, uniforms, ancestors);
+      } else if (scheme == ResamplingScheme::residual) {
+        residual_resample(weights, uniforms, ancestors);
       } else {
         multinomial_resample(weights, uniforms, ancestors);
       }

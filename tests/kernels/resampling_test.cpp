@@ -73,8 +73,8 @@ TEST(Resampling, SortedInRangeAndNeverPicksZeroWeights) {
   }
 }
 
-// Systematic and residual (with its systematic residual step) give floor(M W) or ceil(M W);
-// stratified is within 2 of M W.
+// Systematic gives floor(M W) or ceil(M W); residual at least floor(M W) (its deterministic
+// copies); stratified is within 2 of M W.
 TEST(Resampling, OffspringCountsStayNearExpectation) {
   RandomStream stream(12, 0);
   for (int trial = 0; trial < 500; ++trial) {
@@ -91,6 +91,8 @@ TEST(Resampling, OffspringCountsStayNearExpectation) {
           const double count = static_cast<double>(c[i]);
           if (scheme == ResamplingScheme::stratified) {
             EXPECT_LT(std::fabs(count - expected), 2.0);
+          } else if (scheme == ResamplingScheme::residual) {
+            EXPECT_GE(count, std::floor(expected - 1e-9));
           } else {
             EXPECT_GE(count, std::floor(expected - 1e-9));
             EXPECT_LE(count, std::ceil(expected + 1e-9));
@@ -162,8 +164,25 @@ TEST(Resampling, SystematicKnownAnswer) {
   std::vector<std::size_t> ancestors(4);
   systematic_resample(weights, 0.5, ancestors);
   EXPECT_EQ(ancestors, (std::vector<std::size_t>{1, 1, 3, 3}));
-  residual_resample(weights, 0.5, ancestors);  // floors: 0, 1, 0, 2; residual .4 .2 0 .4 for R=1
+}
+
+TEST(Resampling, ResidualKnownAnswer) {
+  // M W = 0.4, 1.2, 0, 2.4: copies of 1, 3, 3, and R = 1 position over the fractional parts
+  // .4, .2, 0, .4 at E_0 / (E_0 + E_1), E_j = -log u_j (the first R + 1 of M + 1 uniforms).
+  const std::vector<double> weights = {0.1, 0.3, 0.0, 0.6};
+  std::vector<std::size_t> ancestors(4);
+  const double e = std::exp(-1.0);
+  residual_resample(weights, std::vector<double>{e, e, 0.3, 0.3, 0.3}, ancestors);  // at 0.5
   EXPECT_EQ(ancestors, (std::vector<std::size_t>{1, 1, 3, 3}));
+  residual_resample(weights, std::vector<double>{e, std::exp(-9.0), 0.3, 0.3, 0.3},
+                    ancestors);  // at 0.1
+  EXPECT_EQ(ancestors, (std::vector<std::size_t>{0, 1, 3, 3}));
+  residual_resample(weights, std::vector<double>{std::exp(-9.0), e, 0.3, 0.3, 0.3},
+                    ancestors);  // at 0.9
+  EXPECT_EQ(ancestors, (std::vector<std::size_t>{1, 3, 3, 3}));
+  // It takes M + 1 uniforms.
+  EXPECT_THROW(residual_resample(weights, std::vector<double>{0.5, 0.5}, ancestors),
+               std::invalid_argument);
 }
 
 TEST(Resampling, InvalidInputsThrow) {

@@ -9,9 +9,13 @@
 //   scheme        uniforms used        offspring count of particle i (M W_i = expected)
 //   systematic    1                    floor(M W_i) or ceil(M W_i)
 //   stratified    M                    differs from M W_i by less than 2
-//   residual      1                    floor(M W_i) or ceil(M W_i): floor(M W_i) copies, then
-//                                      the remaining R = M - sum floor(M W_j) by *systematic*
-//                                      resampling of the fractional parts (each adds 0 or 1)
+//   residual      M + 1                floor(M W_i) + Binomial-like: floor(M W_i) copies, then the
+//                                      remaining R = M - sum floor(M W_j) by *multinomial*
+//                                      resampling of the fractional parts (R sorted uniforms from
+//                                      the first R + 1 exponential spacings), the classical
+//                                      residual scheme (Liu & Chen 1998). (With a systematic
+//                                      remainder it would equal systematic resampling exactly:
+//                                      the floors cancel out of its count formula.)
 //   multinomial   M + 1                Binomial(M, W_i): sorted uniforms from M + 1 exponential
 //                                      spacings (-log u), so no sort is needed
 //
@@ -35,7 +39,7 @@ void systematic_resample(std::span<const double> weights, double uniform,
                          std::span<std::size_t> ancestors);
 void stratified_resample(std::span<const double> weights, std::span<const double> uniforms,
                          std::span<std::size_t> ancestors);
-void residual_resample(std::span<const double> weights, double uniform,
+void residual_resample(std::span<const double> weights, std::span<const double> uniforms,
                        std::span<std::size_t> ancestors);
 void multinomial_resample(std::span<const double> weights, std::span<const double> uniforms,
                           std::span<std::size_t> ancestors);
