@@ -19,6 +19,7 @@
 
 #include "../../model/brownian_duration_law.hpp"
 #include "kingman/kernels/fixed_order_bessel.hpp"
+#include "kingman/kernels/log_bessel_k.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 #include "law_proposal_system.hpp"
@@ -107,19 +108,30 @@ class MissingDataModel {
 // falls back to log_bessel_k). Shared by the model's copies; the fits depend only on the run.
 class BesselTermsByOrder {
  public:
-  BesselTermsByOrder(std::size_t dims, double largest)
-      : largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
+  // Fits over x in [smallest, largest].
+  BesselTermsByOrder(std::size_t dims, double smallest, double largest)
+      : smallest_(smallest), largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
 
-  const kernels::LogBesselKFixedOrder& order(std::size_t k) const {
+  // log K_p(sqrt(x)), p = 1 - k/2, given log x. Where no fit can be made for the order over the
+  // run's range (it did not converge for k ~ 2700 over MPost1's range when that started at
+  // 1e-12 of its top), log_bessel_k itself.
+  double log_k(std::size_t k, double x, double log_x) const {
     std::call_once(flags_[k], [&] {
-      fits_[k] = std::make_unique<kernels::LogBesselKFixedOrder>(
-          1.0 - 0.5 * static_cast<double>(k), largest_ * 1e-12, largest_ * 1.0001);
+      try {
+        fits_[k] = std::make_unique<kernels::LogBesselKFixedOrder>(order(k), largest_ * 1e-12,
+                                                                   largest_ * 1.0001);
+      } catch (const std::exception&) {
+        fits_[k].reset();
+      }
     });
-    return *fits_[k];
+    if (fits_[k]) return fits_[k]->of_square(x, log_x);
+    return kernels::log_bessel_k(order(k), std::sqrt(x));
   }
 
  private:
-  double largest_;
+  static double order(std::size_t k) { return 1.0 - 0.5 * static_cast<double>(k); }
+
+  double smallest_, largest_;
   mutable std::vector<std::once_flag> flags_;
   mutable std::vector<std::unique_ptr<kernels::LogBesselKFixedOrder>> fits_;
 };
@@ -137,8 +149,9 @@ class MissingProposalModel : public MissingDataModel {
   MissingProposalModel(const WhitenedData& data, double leaf_variance, double largest,
                        double lambda_max)
       : MissingDataModel(data, leaf_variance),
-        mpost1_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * lambda_max)),
-        mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest)) {}
+        mpost1_terms_(
+            std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest * lambda_max)),
+        mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest)) {}
 
   // log Z_C for a merge at t (PriorPost scores every pair so).
   double log_likelihood(Scratch& /*scratch*/, const Node& a, const Node& b, double t) const {
@@ -235,8 +248,7 @@ class MissingProposalModel : public MissingDataModel {
     const double p = 1.0 - 0.5 * k;
     const double x = energy * psi, log_x = std::log(x);
     const auto order = static_cast<std::size_t>(k);
-    const double bessel =
-        (psi == 1.0 ? mpost2_terms_ : mpost1_terms_)->order(order).of_square(x, log_x);
+    const double bessel = (psi == 1.0 ? mpost2_terms_ : mpost1_terms_)->log_k(order, x, log_x);
     fixed = -0.5 * k * kLogTwoPi - 0.5 * log_lambda + 0.5 * p * log_x + bessel -
             (psi == 1.0 ? 0.0 : p * std::log(psi));
     variance = variances / k;
