@@ -89,6 +89,23 @@ TEST(Smc, MissingEntriesAgreeingOnOneSharedDimensionAtZeroVariance) {
   }
 }
 
+// MPost1 and MPost2 on missing entries with thousands of shared dimensions: a Bessel order of
+// about -1400, for which the fit over MPost1's range (times every coalescent rate) does not
+// converge; the scores then take log_bessel_k itself (it once stopped the run).
+TEST(Smc, MissingEntriesWithThousandsOfDimensions) {
+  WhitenedData data = random_data(20, 2800, 31);
+  for (std::size_t k = 0; k < data.x.size(); k += 10) data.x[k] = std::nan("");
+  data.has_missing = true;
+  for (Algorithm proposal : {Algorithm::mpost1, Algorithm::mpost2}) {
+    SCOPED_TRACE(to_string(proposal));
+    SmcOptions options;
+    options.proposal = proposal;
+    options.particles = 1;
+    const SmcResult result = run_smc(data, 0.0, options);
+    EXPECT_TRUE(std::isfinite(result.log_evidence));
+  }
+}
+
 TEST(Smc, InconsistentMissingEntriesAreRefused) {
   WhitenedData data = random_data(6, 2, 4);
   data.x[1] = std::nan("");
