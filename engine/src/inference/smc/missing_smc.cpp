@@ -1,11 +1,12 @@
 // The Brownian model with per-dimension messages in the law proposals and in the race. A
 // cluster carries a mean and a variance per dimension (+inf where no leaf below observes it);
 // a pair's likelihood covers the dimensions both clusters observe, each with its own offset
-// r_j = v_lj + v_rj + (t_l - T) + (t_r - T), so its duration law is a BrownianDurationLaw:
-// PostPost's mass G_C (and MPost1's and MPost2's exact weights G_C / q(C)) and exact draws by
-// inversion, and with rate 1 the race's clock law
-// (mass N_C, upper masses S_C). Every law is an adaptive quadrature, so these runs cost
-// O(n^2) laws per particle (n^3 for PostPost).
+// r_j = v_lj + v_rj + (t_l - T) + (t_r - T). Where those offsets coincide (every pair of leaves,
+// and most pairs while few entries are missing) the complete-data formulas apply: the truncated
+// GIG's mass (single_offset_log_mass) and, for the race, RateOnePair's clocks, skip bounds and
+// kill factors. Elsewhere the pair's duration law is a BrownianDurationLaw (an adaptive
+// quadrature): PostPost's mass G_C, MPost1's and MPost2's exact weights G_C / q(C), exact draws
+// by inversion, and with rate 1 the race's clock law (mass N_C, upper masses S_C).
 #include "missing_smc.hpp"
 
 #include <algorithm>
