@@ -4,12 +4,12 @@
 // Brownian model with per-dimension messages (missing_smc.cpp). With m live clusters, lambda =
 // m(m-1)/2 and current time T, each step merges a pair C after a duration delta, and the
 // incremental weight is target over proposal, e^{-lambda delta} Z_C(T - delta) / f(delta, C):
-//   PriorPrior: delta ~ Exp(lambda), C uniform:          alpha = Z_C(T - delta);
-//   PriorPost:  delta ~ Exp(lambda), C ∝ Z_C(T - delta):  alpha = (1 / lambda) sum_C Z_C(T -
-//   delta); PostPost:   C ∝ G_C, delta | C ~ e^{-lambda delta} Z_C(T - delta) / G_C (exact
-//   inversion):
+//   PriorPrior  delta ~ Exp(lambda), C uniform; alpha = Z_C(T - delta).
+//   PriorPost   delta ~ Exp(lambda), C ∝ Z_C(T - delta); alpha = (1/lambda) sum_C Z_C(T - delta).
+//   PostPost    C ∝ G_C, delta | C ~ e^{-lambda delta} Z_C(T - delta) / G_C (exact inversion);
 //               alpha = sum_C G_C, G_C = integral over [0, inf) of e^{-lambda delta} Z_C(T -
 //               delta).
+//   MPost1/2    C ∝ the model's approximate score, delta | C as PostPost's; alpha = G_C / q(C).
 // Each particle's randomness comes from the stream (seed, particle, step + 1), and every value
 // a particle gets is a pure function of its state and its stream, so the thread count never
 // changes a result.
