@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <random>
 
 #include "kingman/api.hpp"
@@ -71,6 +72,18 @@ TEST(Smc, MissingEntriesSameSeedSameResultForOneTwoAndFourThreads) {
   expect_thread_count_invariant(data, 48, 23);
 }
 
+// run_smc of each proposal on `data` (leaf variance 0) gives a finite log evidence.
+void expect_finite_evidence(const WhitenedData& data, std::initializer_list<Algorithm> proposals,
+                            std::size_t particles) {
+  for (Algorithm proposal : proposals) {
+    SCOPED_TRACE(to_string(proposal));
+    SmcOptions options;
+    options.proposal = proposal;
+    options.particles = particles;
+    EXPECT_TRUE(std::isfinite(run_smc(data, 0.0, options).log_evidence));
+  }
+}
+
 // Two leaves of variance 0 that agree on the one dimension both observe: the pair's merge
 // density (2 delta)^(-1/2) is infinite at 0 but integrable, so p(x) is finite (fit() still adds
 // a leaf variance for such rows; run_smc takes them as they are).
@@ -78,32 +91,20 @@ TEST(Smc, MissingEntriesAgreeingOnOneSharedDimensionAtZeroVariance) {
   WhitenedData data = random_data(4, 2, 12);
   data.x = {0.5, std::nan(""), 0.5, 1.5, -1.0, 0.3, 2.0, -0.7};
   data.has_missing = true;
-  for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
-                             Algorithm::mpost1, Algorithm::mpost2, Algorithm::race}) {
-    SCOPED_TRACE(to_string(proposal));
-    SmcOptions options;
-    options.proposal = proposal;
-    options.particles = 32;
-    const SmcResult result = run_smc(data, 0.0, options);
-    EXPECT_TRUE(std::isfinite(result.log_evidence));
-  }
+  expect_finite_evidence(data,
+                         {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
+                          Algorithm::mpost1, Algorithm::mpost2, Algorithm::race},
+                         32);
 }
 
 // MPost1 and MPost2 on missing entries with thousands of shared dimensions: a Bessel order of
-// about -1400, for which the fit over MPost1's range (times every coalescent rate) does not
+// about -1260, for which the fit over MPost1's range (times every coalescent rate) does not
 // converge; the scores then take log_bessel_k itself (it once stopped the run).
 TEST(Smc, MissingEntriesWithThousandsOfDimensions) {
   WhitenedData data = random_data(20, 2800, 31);
   for (std::size_t k = 0; k < data.x.size(); k += 10) data.x[k] = std::nan("");
   data.has_missing = true;
-  for (Algorithm proposal : {Algorithm::mpost1, Algorithm::mpost2}) {
-    SCOPED_TRACE(to_string(proposal));
-    SmcOptions options;
-    options.proposal = proposal;
-    options.particles = 1;
-    const SmcResult result = run_smc(data, 0.0, options);
-    EXPECT_TRUE(std::isfinite(result.log_evidence));
-  }
+  expect_finite_evidence(data, {Algorithm::mpost1, Algorithm::mpost2}, 1);
 }
 
 TEST(Smc, InconsistentMissingEntriesAreRefused) {
