@@ -76,13 +76,16 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             score = duration;
           }
         } else {
-          thread_local SharedDimensions shared;
-          shared_dimensions(messages, i, j, current_time, data, shared);
+          thread_local ModeSearchInput shared;
+          gather_mode_search_input(messages.view(i), messages.view(j), data.d, current_time,
+                                   shared);
           duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
                                                      : linear_mode_duration(lambda, shared);
           if (algorithm == Algorithm::greedy_maxprob) {
             duration = std::max(duration, 0.0);
-            score = lambda * duration - log_local_likelihood(shared, duration);
+            score = lambda * duration - log_local_likelihood(messages.view(i), messages.view(j),
+                                                             data.d, current_time - duration,
+                                                             data.log_lambda_diagonal);
           } else {
             score = duration;
           }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <vector>
+
+#include "kingman/kernels/offset_sums.hpp"
 
 namespace kingman {
 
@@ -25,44 +28,43 @@ namespace {
 // the root is found by Newton steps from the pooled closed form (about four slope evaluations)
 // rather than by bisection (~50, which took 84 % of a Greedy-Rate1 run on such data); a
 // bracket and safeguarded steps take over where Newton is not safe. With equal offsets the
-// closed form is the answer itself.
-double mode_per_dimension(double lambda, const SharedDimensions& shared, double ref_weight) {
-  const std::size_t k = shared.offset.size();
+// closed form is the answer itself. The dimensions' terms run eight per SIMD step
+// (kernels::offset_slope).
+double mode_per_dimension(double lambda, const ModeSearchInput& input, double ref_weight) {
+  const std::size_t k = input.count;
   if (k == 0) return -std::numeric_limits<double>::infinity();
-  const auto [low_offset, high_offset] =
-      std::minmax_element(shared.offset.begin(), shared.offset.end());
-  const double r_min = *low_offset;
-  const double r_mean = std::accumulate(shared.offset.begin(), shared.offset.end(), 0.0) / k;
-  const double eps = std::accumulate(shared.squared_delta.begin(), shared.squared_delta.end(), 0.0);
+  const double r_min = input.r_min;
+  const double r_mean = input.r_sum / static_cast<double>(k);
+  const double eps = input.eps;
   const double dims = static_cast<double>(k);
   // The pooled closed form: exact when all r_j are equal (then phi is the isotropic one).
   const double pooled_duration = ref_weight > 0 ? log_mode_duration(lambda, dims, eps, r_mean)
                                                 : linear_mode_duration(lambda, dims, eps, r_mean);
-  if (*high_offset == r_min) return pooled_duration;
+  if (input.r_max == r_min) return pooled_duration;
+  const double* offsets = input.offset.data();
+  const double* squared_deltas = input.squared_delta.data();
+  const std::size_t padded = input.entries;
   // phi'(x), and with `curvature` its derivative phi''(x).
   auto slope = [&](double x, double* curvature) {
-    double value = -lambda, change = 0.0;
-    for (std::size_t j = 0; j < k; ++j) {
-      const double s = (shared.offset[j] - r_min) + x;
-      const double inverse = 1.0 / s;
-      value += (shared.squared_delta[j] * inverse - 1.0) * inverse;
-      change += (1.0 - 2.0 * shared.squared_delta[j] * inverse) * inverse * inverse;
-    }
+    const kernels::OffsetSlope sums =
+        kernels::offset_slope(offsets, squared_deltas, padded, r_min, x);
     const double inverse_ref = 1.0 / ((r_mean - r_min) + x);
-    value += 2.0 * ref_weight * inverse_ref;
-    change -= 2.0 * ref_weight * inverse_ref * inverse_ref;
-    if (curvature) *curvature = change;
+    const double value = (sums.value - lambda) + 2.0 * ref_weight * inverse_ref;
+    if (curvature) *curvature = sums.change - 2.0 * ref_weight * inverse_ref * inverse_ref;
     return value;
   };
   double x0 = r_min + 2.0 * pooled_duration;
   const double tiny = std::max(1e-300, 1e-16 * std::max(r_mean - r_min, 0.0));
   if (!(x0 > tiny)) x0 = std::max(tiny, 1e-3 * std::max(r_mean - r_min, 1e-12));
+  // Plain Newton from the pooled start, where phi is concave (phi'' < 0) along the way: the
+  // usual case, about four slope evaluations.
+  const kernels::OffsetNewton newton_start = kernels::offset_newton(
+      offsets, squared_deltas, padded, r_min, {lambda, ref_weight, r_mean - r_min}, x0, tiny);
+  if (newton_start.converged) return 0.5 * (newton_start.x - r_min);
   // A Newton step that moves x by at most this relative amount has converged: phi' is then at
   // the level of its rounding noise, where steps only wander by ulps.
   constexpr double kConverged = 0x1p-52;
-  // Plain Newton from the pooled start, where phi is concave (phi'' < 0) along the way: the
-  // usual case, about four slope evaluations. Signs seen bound the root on both sides.
-  double lo = 0.0, hi = std::numeric_limits<double>::infinity();
+  double lo = 0.0, hi = 0.0;
   // One Newton step from x: phi' narrows [lo, hi] by its sign, phi'' gives the next point.
   struct Step {
     double next, curvature;
@@ -75,14 +77,6 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
     const double next = x - value / curvature;
     return Step{next, curvature, std::fabs(next - x) <= kConverged * x};
   };
-  double x = x0;
-  for (int iteration = 0; iteration < 8; ++iteration) {
-    const Step step = newton(x);
-    if (!(step.curvature < 0.0)) break;
-    if (step.converged) return 0.5 * (std::clamp(step.next, lo, hi) - r_min);
-    if (!(step.next > lo && step.next < hi && step.next > tiny)) break;
-    x = step.next;
-  }
   // Otherwise bracket a root with phi' > 0 at lo and <= 0 at hi (a local maximum between) by
   // doubling or halving from the start, then Newton steps kept inside the bracket, with
   // bisection in log x as the fallback.
@@ -100,13 +94,13 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
     // so the maximum is at the boundary and halving further (up to a thousand times, to 1e-300,
     // as for duplicate rows) cannot find a root.
     double d0 = 0.0, c0 = 0.0, bound = 2.0 * ref_weight / (r_mean - r_min);
-    for (std::size_t j = 0; j < k; ++j) {
-      const double gap = shared.offset[j] - r_min;
+    for (std::size_t j = 0; j < padded; ++j) {  // padding: gap +inf, no term
+      const double gap = offsets[j] - r_min;
       if (gap == 0.0) {
-        d0 += shared.squared_delta[j];
+        d0 += squared_deltas[j];
         c0 += 1.0;
       } else {
-        bound += shared.squared_delta[j] / (gap * gap);
+        bound += squared_deltas[j] / (gap * gap);
       }
     }
     const double negative_below = d0 > 0.0         ? 0.0
@@ -121,7 +115,7 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
     } while (!rising && lo > tiny);
     if (!rising) return 0.5 * (tiny - r_min);
   }
-  x = upward ? lo : hi;
+  double x = upward ? lo : hi;
   for (int iteration = 0; iteration < 200 && hi > lo * (1.0 + kConverged); ++iteration) {
     const Step step = newton(x);
     if (step.converged) {
@@ -133,14 +127,87 @@ double mode_per_dimension(double lambda, const SharedDimensions& shared, double 
   return 0.5 * (x - r_min);
 }
 
+// Pads the first `count` entries to whole blocks: offset +inf and Delta^2 = 0 make both of the
+// slope kernel's terms exact zeros.
+void pad_to_blocks(ModeSearchInput& out) {
+  out.entries = kernels::padded_size(out.count);
+  if (out.offset.size() < out.entries) {
+    out.offset.resize(out.entries);
+    out.squared_delta.resize(out.entries);
+  }
+  for (std::size_t j = out.count; j < out.entries; ++j) {
+    out.offset[j] = std::numeric_limits<double>::infinity();
+    out.squared_delta[j] = 0.0;
+  }
+}
+
 }  // namespace
 
+void gather_mode_search_input(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                              double current_time, ModeSearchInput& out) {
+  const std::size_t padded = kernels::padded_size(d);
+  if (out.offset.size() < padded) {
+    out.offset.resize(padded);
+    out.squared_delta.resize(padded);
+  }
+  const double dt = (l.time - current_time) + (r.time - current_time);
+  const kernels::OffsetSummary summary = kernels::gather_offsets(
+      l.mean, l.variance, r.mean, r.variance, d, dt, out.offset.data(), out.squared_delta.data());
+  out.count = summary.count;
+  out.entries = padded;
+  out.r_min = summary.least;
+  out.r_max = summary.greatest;
+  out.r_sum = summary.sum;
+  out.eps = summary.squared_distance;
+  if (summary.greatest > summary.least && kernels::padded_size(summary.count) < padded) {
+    // The search will run (the offsets differ), and over fewer blocks without the dimensions
+    // one cluster lacks: the shared ones move to the front, in their order.
+    double* offsets = out.offset.data();
+    double* squared_deltas = out.squared_delta.data();
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+      const double offset = offsets[j], squared = squared_deltas[j];
+      offsets[k] = offset;
+      squared_deltas[k] = squared;
+      k += offset < std::numeric_limits<double>::infinity() ? 1 : 0;
+    }
+    pad_to_blocks(out);
+  }
+}
+
+void gather_mode_search_input(const SharedDimensions& shared, ModeSearchInput& out) {
+  const std::size_t k = shared.offset.size();
+  out.count = k;
+  out.offset.assign(shared.offset.begin(), shared.offset.end());
+  out.squared_delta.assign(shared.squared_delta.begin(), shared.squared_delta.end());
+  if (k > 0) {
+    const auto [low, high] = std::minmax_element(shared.offset.begin(), shared.offset.end());
+    out.r_min = *low;
+    out.r_max = *high;
+  }
+  out.r_sum = std::accumulate(shared.offset.begin(), shared.offset.end(), 0.0);
+  out.eps = std::accumulate(shared.squared_delta.begin(), shared.squared_delta.end(), 0.0);
+  pad_to_blocks(out);
+}
+
+double linear_mode_duration(double lambda, const ModeSearchInput& input) {
+  return mode_per_dimension(lambda, input, 0.0);
+}
+
+double log_mode_duration(double lambda, const ModeSearchInput& input) {
+  return mode_per_dimension(lambda, input, 1.0);
+}
+
 double linear_mode_duration(double lambda, const SharedDimensions& shared) {
-  return mode_per_dimension(lambda, shared, 0.0);
+  thread_local ModeSearchInput input;
+  gather_mode_search_input(shared, input);
+  return mode_per_dimension(lambda, input, 0.0);
 }
 
 double log_mode_duration(double lambda, const SharedDimensions& shared) {
-  return mode_per_dimension(lambda, shared, 1.0);
+  thread_local ModeSearchInput input;
+  gather_mode_search_input(shared, input);
+  return mode_per_dimension(lambda, input, 1.0);
 }
 
 }  // namespace kingman

@@ -25,8 +25,8 @@ class Rate1PairScore {
       // linear_mode_duration with offset a_i + a_j measured from time 0 gives -t_C.
       return linear_mode_duration(1.0, dims_, eps, messages_.offset(i) + messages_.offset(j));
     }
-    thread_local SharedDimensions shared;
-    shared_dimensions(messages_, i, j, 0.0, data_, shared);
+    thread_local ModeSearchInput shared;
+    gather_mode_search_input(messages_.view(i), messages_.view(j), data_.d, 0.0, shared);
     return linear_mode_duration(1.0, shared);
   }
 

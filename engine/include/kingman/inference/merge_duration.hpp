@@ -3,6 +3,8 @@
 // eps, duration offset r (section 3.2) and total rate lambda, the pair's joint density in the
 // duration delta is g(delta) = exp(-lambda delta) N(eps; 0, s) with s = r + 2 delta.
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 #include "kingman/model/brownian_messages.hpp"
 
@@ -28,5 +30,26 @@ double log_mode_duration(double lambda, double dims, double eps, double offset);
 // shares no observed dimension (the likelihood is flat and the prior favours merging at once).
 double linear_mode_duration(double lambda, const SharedDimensions& shared);
 double log_mode_duration(double lambda, const SharedDimensions& shared);
+
+// A pair's shared dimensions as the mode search reads them: offsets and squared differences in
+// whole SIMD blocks (kernels::kOffsetBlock), where entries that are not a shared dimension (the
+// padding, and from gather_mode_search_input(views) the dimensions one cluster lacks) hold
+// (+inf, 0), whose terms are exact zeros; and the summaries the closed form needs. Greedy-Rate1
+// gathers every pair of data with missing entries this way (kernels::gather_offsets).
+struct ModeSearchInput {
+  std::vector<double> offset, squared_delta;  // r_j and Delta_j^2 (at least `entries` long)
+  std::size_t count = 0;                      // dimensions both observe
+  std::size_t entries = 0;                    // the entries the search reads: whole blocks
+  double r_min = 0.0, r_max = 0.0, r_sum = 0.0, eps = 0.0;
+};
+// The dimensions both views observe at current_time <= both times (as shared_dimensions), each
+// in its own place j; the summaries' sums in the kernel's eight interleaved partial sums.
+void gather_mode_search_input(BrownianClusterView l, BrownianClusterView r, std::size_t d,
+                              double current_time, ModeSearchInput& out);
+// The same from SharedDimensions, its dimensions in its order and its sums in index order.
+void gather_mode_search_input(const SharedDimensions& shared, ModeSearchInput& out);
+// The modes above (from SharedDimensions: the same bits).
+double linear_mode_duration(double lambda, const ModeSearchInput& input);
+double log_mode_duration(double lambda, const ModeSearchInput& input);
 
 }  // namespace kingman

@@ -1,0 +1,149 @@
+#include "kingman/kernels/offset_sums.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "lane_sums.hpp"
+#include "vector_clones.hpp"
+
+namespace kingman::kernels {
+
+static_assert(kOffsetBlock == kLanes);
+
+namespace {
+
+// The lanes' minimum and maximum, joined in a fixed order (min and max of doubles that are not
+// NaN are exact: any order gives the same value).
+[[gnu::always_inline]] inline double least_lane(const Block& lanes) {
+  double least = lanes[0];
+  for (std::size_t l = 1; l < kLanes; ++l) least = lanes[l] < least ? lanes[l] : least;
+  return least;
+}
+[[gnu::always_inline]] inline double greatest_lane(const Block& lanes) {
+  double greatest = lanes[0];
+  for (std::size_t l = 1; l < kLanes; ++l) greatest = lanes[l] > greatest ? lanes[l] : greatest;
+  return greatest;
+}
+
+}  // namespace
+
+KINGMAN_VECTOR_CLONES
+OffsetSummary gather_offsets(const double* left_mean, const double* left_variance,
+                             const double* right_mean, const double* right_variance, std::size_t d,
+                             double dt, double* offsets, double* squared_deltas) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const Block infinite = Block{} + kInf, zero = {}, one = Block{} + 1.0;
+  Block counts = {}, least = infinite, greatest = -infinite, sums = {}, distances = {};
+  // Selects only (no && of masks, which GCC turned into scalar compares and jumps).
+  auto add_block = [&](const Block& lm, const Block& lv, const Block& rm, const Block& rv,
+                       std::size_t k) __attribute__((always_inline)) {
+    const Block variances = lv + rv;
+    const auto both = variances < infinite;
+    const Block difference = lm - rm;
+    const Block offset = both ? variances + dt : infinite;
+    const Block squared = both ? difference * difference : zero;
+    std::memcpy(offsets + k, &offset, sizeof offset);
+    std::memcpy(squared_deltas + k, &squared, sizeof squared);
+    counts += both ? one : zero;
+    least = offset < least ? offset : least;  // unobserved lanes hold +inf
+    const Block observed = both ? offset : -infinite;
+    greatest = observed > greatest ? observed : greatest;
+    sums += both ? offset : zero;
+    distances += squared;
+  };
+  const std::size_t blocks_end = d / kLanes * kLanes;
+  Block lm, lv, rm, rv;
+  for (std::size_t k = 0; k < blocks_end; k += kLanes) {
+    std::memcpy(&lm, left_mean + k, sizeof lm);
+    std::memcpy(&lv, left_variance + k, sizeof lv);
+    std::memcpy(&rm, right_mean + k, sizeof rm);
+    std::memcpy(&rv, right_variance + k, sizeof rv);
+    add_block(lm, lv, rm, rv, k);
+  }
+  if (blocks_end < d) {
+    // The tail block's places after d read as unobserved (variance +inf), through arrays
+    // (inserting into the vectors lane by lane went through the stack one lane at a time).
+    double tail[4][kLanes];
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      tail[0][l] = tail[2][l] = 0.0;
+      tail[1][l] = tail[3][l] = kInf;
+    }
+    for (std::size_t k = blocks_end; k < d; ++k) {
+      tail[0][k - blocks_end] = left_mean[k];
+      tail[1][k - blocks_end] = left_variance[k];
+      tail[2][k - blocks_end] = right_mean[k];
+      tail[3][k - blocks_end] = right_variance[k];
+    }
+    std::memcpy(&lm, tail[0], sizeof lm);
+    std::memcpy(&lv, tail[1], sizeof lv);
+    std::memcpy(&rm, tail[2], sizeof rm);
+    std::memcpy(&rv, tail[3], sizeof rv);
+    add_block(lm, lv, rm, rv, blocks_end);
+  }
+  auto none = [](std::size_t) { return 0.0; };
+  return {static_cast<std::size_t>(finish_sum(counts, 0, 0, none)), least_lane(least),
+          greatest_lane(greatest), finish_sum(sums, 0, 0, none), finish_sum(distances, 0, 0, none)};
+}
+
+namespace {
+
+// offset_slope's sums, inline in each SIMD copy that uses them.
+[[gnu::always_inline]] inline OffsetSlope slope_sums(const double* offsets,
+                                                     const double* squared_deltas,
+                                                     std::size_t count, double base, double x) {
+  Block values = {}, changes = {};
+  for (std::size_t k = 0; k < count; k += kLanes) {
+    Block offset, squared_delta;
+    std::memcpy(&offset, offsets + k, sizeof offset);
+    std::memcpy(&squared_delta, squared_deltas + k, sizeof squared_delta);
+    const Block inverse = 1.0 / ((offset - base) + x);
+    values += (squared_delta * inverse - 1.0) * inverse;
+    changes += (1.0 - 2.0 * squared_delta * inverse) * inverse * inverse;
+  }
+  auto none = [](std::size_t) { return 0.0; };  // no tail: count is a whole number of blocks
+  return {finish_sum(values, 0, 0, none), finish_sum(changes, 0, 0, none)};
+}
+
+}  // namespace
+
+KINGMAN_VECTOR_CLONES
+OffsetSlope offset_slope(const double* offsets, const double* squared_deltas, std::size_t count,
+                         double base, double x) {
+  return slope_sums(offsets, squared_deltas, count, base, x);
+}
+
+KINGMAN_VECTOR_CLONES
+OffsetNewton offset_newton(const double* offsets, const double* squared_deltas, std::size_t count,
+                           double base, const OffsetNewtonTerms& terms, double start,
+                           double floor) {
+  constexpr double kConverged = 0x1p-52;
+  double lo = 0.0, hi = std::numeric_limits<double>::infinity(), x = start;
+  for (int iteration = 0; iteration < 8; ++iteration) {
+    const OffsetSlope sums = slope_sums(offsets, squared_deltas, count, base, x);
+    const double inverse_ref = 1.0 / (terms.reference_gap + x);
+    const double value = (sums.value - terms.rate) + 2.0 * terms.reference_weight * inverse_ref;
+    const double curvature = sums.change - 2.0 * terms.reference_weight * inverse_ref * inverse_ref;
+    (value > 0 ? lo : hi) = x;
+    const double next = x - value / curvature;
+    if (!(curvature < 0.0)) break;
+    if (std::fabs(next - x) <= kConverged * x) return {true, std::clamp(next, lo, hi)};
+    if (!(next > lo && next < hi && next > floor)) break;
+    x = next;
+  }
+  return {false, x};
+}
+
+OffsetSlope offset_slope_reference(const double* offsets, const double* squared_deltas,
+                                   std::size_t count, double base, double x) {
+  OffsetSlope sums{0.0, 0.0};
+  for (std::size_t k = 0; k < count; ++k) {
+    const double inverse = 1.0 / ((offsets[k] - base) + x);
+    sums.value += (squared_deltas[k] * inverse - 1.0) * inverse;
+    sums.change += (1.0 - 2.0 * squared_deltas[k] * inverse) * inverse * inverse;
+  }
+  return sums;
+}
+
+}  // namespace kingman::kernels
