@@ -30,15 +30,20 @@ namespace {
 }  // namespace
 
 KINGMAN_VECTOR_CLONES
-OffsetSummary gather_offsets(const double* left_mean, const double* left_variance,
-                             const double* right_mean, const double* right_variance, std::size_t d,
-                             double dt, double* offsets, double* squared_deltas) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const Block infinite = Block{} + kInf, zero = {}, one = Block{} + 1.0;
+void gather_offsets(const double* left_mean, const double* left_variance, const double* right_mean,
+                    const double* right_variance, std::size_t d, double dt, double* offsets,
+                    double* squared_deltas, OffsetSummary& summary) {
+  const Block infinite = Block{} + std::numeric_limits<double>::infinity(), zero = {};
+  const Block one = Block{} + 1.0;
   Block counts = {}, least = infinite, greatest = -infinite, sums = {}, distances = {};
-  // Selects only (no && of masks, which GCC turned into scalar compares and jumps).
-  auto add_block = [&](const Block& lm, const Block& lv, const Block& rm, const Block& rv,
-                       std::size_t k) __attribute__((always_inline)) {
+  const std::size_t padded = padded_size(d);
+  for (std::size_t k = 0; k < padded; k += kLanes) {
+    Block lm, lv, rm, rv;
+    std::memcpy(&lm, left_mean + k, sizeof lm);
+    std::memcpy(&lv, left_variance + k, sizeof lv);
+    std::memcpy(&rm, right_mean + k, sizeof rm);
+    std::memcpy(&rv, right_variance + k, sizeof rv);
+    // Selects only (&& of masks became scalar compares and jumps).
     const Block variances = lv + rv;
     const auto both = variances < infinite;
     const Block difference = lm - rm;
@@ -47,44 +52,18 @@ OffsetSummary gather_offsets(const double* left_mean, const double* left_varianc
     std::memcpy(offsets + k, &offset, sizeof offset);
     std::memcpy(squared_deltas + k, &squared, sizeof squared);
     counts += both ? one : zero;
-    least = offset < least ? offset : least;  // unobserved lanes hold +inf
-    const Block observed = both ? offset : -infinite;
-    greatest = observed > greatest ? observed : greatest;
+    least = offset < least ? offset : least;  // unshared lanes hold +inf
+    const Block shared_offset = both ? offset : -infinite;
+    greatest = shared_offset > greatest ? shared_offset : greatest;
     sums += both ? offset : zero;
     distances += squared;
-  };
-  const std::size_t blocks_end = d / kLanes * kLanes;
-  Block lm, lv, rm, rv;
-  for (std::size_t k = 0; k < blocks_end; k += kLanes) {
-    std::memcpy(&lm, left_mean + k, sizeof lm);
-    std::memcpy(&lv, left_variance + k, sizeof lv);
-    std::memcpy(&rm, right_mean + k, sizeof rm);
-    std::memcpy(&rv, right_variance + k, sizeof rv);
-    add_block(lm, lv, rm, rv, k);
-  }
-  if (blocks_end < d) {
-    // The tail block's places after d read as unobserved (variance +inf), through arrays
-    // (inserting into the vectors lane by lane went through the stack one lane at a time).
-    double tail[4][kLanes];
-    for (std::size_t l = 0; l < kLanes; ++l) {
-      tail[0][l] = tail[2][l] = 0.0;
-      tail[1][l] = tail[3][l] = kInf;
-    }
-    for (std::size_t k = blocks_end; k < d; ++k) {
-      tail[0][k - blocks_end] = left_mean[k];
-      tail[1][k - blocks_end] = left_variance[k];
-      tail[2][k - blocks_end] = right_mean[k];
-      tail[3][k - blocks_end] = right_variance[k];
-    }
-    std::memcpy(&lm, tail[0], sizeof lm);
-    std::memcpy(&lv, tail[1], sizeof lv);
-    std::memcpy(&rm, tail[2], sizeof rm);
-    std::memcpy(&rv, tail[3], sizeof rv);
-    add_block(lm, lv, rm, rv, blocks_end);
   }
   auto none = [](std::size_t) { return 0.0; };
-  return {static_cast<std::size_t>(finish_sum(counts, 0, 0, none)), least_lane(least),
-          greatest_lane(greatest), finish_sum(sums, 0, 0, none), finish_sum(distances, 0, 0, none)};
+  summary.count = static_cast<std::size_t>(finish_sum(counts, 0, 0, none));
+  summary.least = least_lane(least);
+  summary.greatest = greatest_lane(greatest);
+  summary.sum = finish_sum(sums, 0, 0, none);
+  summary.squared_distance = finish_sum(distances, 0, 0, none);
 }
 
 namespace {

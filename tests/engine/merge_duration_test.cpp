@@ -150,7 +150,10 @@ TEST(MergeDuration, ModesFromClusterViewsMatchALongDoubleBisection) {
     const std::size_t d = 1 + engine() % 23;
     // The pair's shared dimensions, scattered among dimensions one of them lacks.
     const SharedDimensions drawn = draw_pair(engine);
-    std::vector<double> lm(d), lv(d), rm(d), rv(d);
+    // Rows padded as BrownianMessages pads them (variance +inf after d).
+    std::vector<double> lm(kernels::padded_size(d), 0.0), rm(kernels::padded_size(d), 0.0);
+    std::vector<double> lv(kernels::padded_size(d), std::numeric_limits<double>::infinity());
+    std::vector<double> rv = lv;
     SharedDimensions shared;
     std::size_t next = 0;
     const double dt = 0.1 * drawn.offset[0] * unit(engine);
@@ -176,7 +179,7 @@ TEST(MergeDuration, ModesFromClusterViewsMatchALongDoubleBisection) {
     const BrownianClusterView left{lm.data(), lv.data(), 0.5 * dt};
     const BrownianClusterView right{rm.data(), rv.data(), 0.5 * dt};
     gather_mode_search_input(left, right, d, 0.0, input);
-    ASSERT_EQ(input.count, shared.offset.size()) << "trial " << trial;
+    ASSERT_EQ(input.summary.count, shared.offset.size()) << "trial " << trial;
     const double lambda = std::pow(10.0, static_cast<double>(static_cast<int>(engine() % 7)) - 3.0);
     for (const double weight : {0.0, 1.0}) {
       const double duration =

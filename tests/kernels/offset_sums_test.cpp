@@ -97,7 +97,9 @@ TEST(OffsetSums, GatherPlacesEachDimensionAndSummarizesTheShared) {
     for (int trial = 0; trial < 30; ++trial) {
       // From every dimension observed by both (trial 0) to none shared (the last trials).
       const double missing = trial == 0 ? 0.0 : trial >= 27 ? 1.0 : unit(engine);
-      std::vector<double> lm(d), lv(d), rm(d), rv(d);
+      // Rows padded as gather_offsets reads them: variance +inf after d.
+      std::vector<double> lm(padded_size(d), 0.0), lv(padded_size(d), kInf),
+          rm(padded_size(d), 0.0), rv(padded_size(d), kInf);
       for (std::size_t j = 0; j < d; ++j) {
         lm[j] = normal(engine);
         rm[j] = normal(engine);
@@ -108,8 +110,9 @@ TEST(OffsetSums, GatherPlacesEachDimensionAndSummarizesTheShared) {
       }
       const double dt = 0.25 * unit(engine);
       std::vector<double> offsets(padded_size(d), -1.0), squared(padded_size(d), -1.0);
-      const OffsetSummary summary = gather_offsets(lm.data(), lv.data(), rm.data(), rv.data(), d,
-                                                   dt, offsets.data(), squared.data());
+      OffsetSummary summary{};
+      gather_offsets(lm.data(), lv.data(), rm.data(), rv.data(), d, dt, offsets.data(),
+                     squared.data(), summary);
       std::size_t count = 0;
       double least = kInf, greatest = -kInf;
       long double sum = 0.0L, distance = 0.0L, sum_magnitude = 0.0L;

@@ -31,16 +31,17 @@ namespace {
 // closed form is the answer itself. The dimensions' terms run eight per SIMD step
 // (kernels::offset_slope).
 double mode_per_dimension(double lambda, const ModeSearchInput& input, double ref_weight) {
-  const std::size_t k = input.count;
+  const kernels::OffsetSummary& summary = input.summary;
+  const std::size_t k = summary.count;
   if (k == 0) return -std::numeric_limits<double>::infinity();
-  const double r_min = input.r_min;
-  const double r_mean = input.r_sum / static_cast<double>(k);
-  const double eps = input.eps;
+  const double r_min = summary.least;
+  const double r_mean = summary.sum / static_cast<double>(k);
+  const double eps = summary.squared_distance;
   const double dims = static_cast<double>(k);
   // The pooled closed form: exact when all r_j are equal (then phi is the isotropic one).
   const double pooled_duration = ref_weight > 0 ? log_mode_duration(lambda, dims, eps, r_mean)
                                                 : linear_mode_duration(lambda, dims, eps, r_mean);
-  if (input.r_max == r_min) return pooled_duration;
+  if (summary.greatest == r_min) return pooled_duration;
   const double* offsets = input.offset.data();
   const double* squared_deltas = input.squared_delta.data();
   const std::size_t padded = input.entries;
@@ -130,12 +131,13 @@ double mode_per_dimension(double lambda, const ModeSearchInput& input, double re
 // Pads the first `count` entries to whole blocks: offset +inf and Delta^2 = 0 make both of the
 // slope kernel's terms exact zeros.
 void pad_to_blocks(ModeSearchInput& out) {
-  out.entries = kernels::padded_size(out.count);
+  const std::size_t count = out.summary.count;
+  out.entries = kernels::padded_size(count);
   if (out.offset.size() < out.entries) {
     out.offset.resize(out.entries);
     out.squared_delta.resize(out.entries);
   }
-  for (std::size_t j = out.count; j < out.entries; ++j) {
+  for (std::size_t j = count; j < out.entries; ++j) {
     out.offset[j] = std::numeric_limits<double>::infinity();
     out.squared_delta[j] = 0.0;
   }
@@ -151,14 +153,10 @@ void gather_mode_search_input(BrownianClusterView l, BrownianClusterView r, std:
     out.squared_delta.resize(padded);
   }
   const double dt = (l.time - current_time) + (r.time - current_time);
-  const kernels::OffsetSummary summary = kernels::gather_offsets(
-      l.mean, l.variance, r.mean, r.variance, d, dt, out.offset.data(), out.squared_delta.data());
-  out.count = summary.count;
+  kernels::gather_offsets(l.mean, l.variance, r.mean, r.variance, d, dt, out.offset.data(),
+                          out.squared_delta.data(), out.summary);
   out.entries = padded;
-  out.r_min = summary.least;
-  out.r_max = summary.greatest;
-  out.r_sum = summary.sum;
-  out.eps = summary.squared_distance;
+  const kernels::OffsetSummary& summary = out.summary;
   if (summary.greatest > summary.least && kernels::padded_size(summary.count) < padded) {
     // The search will run (the offsets differ), and over fewer blocks without the dimensions
     // one cluster lacks: the shared ones move to the front, in their order.
@@ -177,16 +175,18 @@ void gather_mode_search_input(BrownianClusterView l, BrownianClusterView r, std:
 
 void gather_mode_search_input(const SharedDimensions& shared, ModeSearchInput& out) {
   const std::size_t k = shared.offset.size();
-  out.count = k;
+  kernels::OffsetSummary& summary = out.summary;
+  summary.count = k;
   out.offset.assign(shared.offset.begin(), shared.offset.end());
   out.squared_delta.assign(shared.squared_delta.begin(), shared.squared_delta.end());
   if (k > 0) {
     const auto [low, high] = std::minmax_element(shared.offset.begin(), shared.offset.end());
-    out.r_min = *low;
-    out.r_max = *high;
+    summary.least = *low;
+    summary.greatest = *high;
   }
-  out.r_sum = std::accumulate(shared.offset.begin(), shared.offset.end(), 0.0);
-  out.eps = std::accumulate(shared.squared_delta.begin(), shared.squared_delta.end(), 0.0);
+  summary.sum = std::accumulate(shared.offset.begin(), shared.offset.end(), 0.0);
+  summary.squared_distance =
+      std::accumulate(shared.squared_delta.begin(), shared.squared_delta.end(), 0.0);
   pad_to_blocks(out);
 }
 

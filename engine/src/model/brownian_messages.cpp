@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "kingman/kernels/offset_sums.hpp"
 #include "kingman/model/log_product.hpp"
 
 namespace kingman {
@@ -18,20 +19,26 @@ double log_local_likelihood(double dims, double eps, double s) {
 
 BrownianMessages::BrownianMessages(const WhitenedData& data, double leaf_variance)
     : d_(data.d),
+      stride_(data.has_missing ? kernels::padded_size(data.d) : data.d),
       per_dimension_(data.has_missing),
       log_lambda_diagonal_(&data.log_lambda_diagonal),
       log_det_lambda_(data.log_det_lambda),
-      mean_(data.x),
       time_(data.n, 0.0) {
   if (per_dimension_) {
-    variances_.resize(data.n * d_);
-    for (std::size_t k = 0; k < data.n * d_; ++k) {
-      const bool missing = std::isnan(mean_[k]);
-      variances_[k] = missing ? kInf : leaf_variance;
-      if (missing) mean_[k] = 0.0;  // value unused where the variance is infinite
+    // Padding places: mean 0, variance +inf (unobserved), never written by a merge.
+    mean_.assign(data.n * stride_, 0.0);
+    variances_.assign(data.n * stride_, kInf);
+    for (std::size_t i = 0; i < data.n; ++i) {
+      for (std::size_t j = 0; j < d_; ++j) {
+        const double value = data.x[i * d_ + j];
+        if (std::isnan(value)) continue;  // missing: variance +inf, mean unused (0)
+        mean_[i * stride_ + j] = value;
+        variances_[i * stride_ + j] = leaf_variance;
+      }
     }
     variance_.assign(data.n, leaf_variance);
   } else {
+    mean_ = data.x;
     variance_.assign(data.n, leaf_variance);
   }
 }
@@ -50,7 +57,7 @@ void BrownianMessages::contrast(std::size_t l, std::size_t r, double t, double* 
 double BrownianMessages::merge(std::size_t l, std::size_t r, double t, std::size_t into) {
   const double* yl = mean(l);
   const double* yr = mean(r);
-  double* y = mean_.data() + into * d_;
+  double* y = mean_.data() + into * stride_;
   double log_z = 0.0;
   if (!per_dimension_) {
     const double sigma_l = variance_[l] + time_[l] - t;
@@ -64,7 +71,7 @@ double BrownianMessages::merge(std::size_t l, std::size_t r, double t, std::size
     variance_[into] = sigma_l * sigma_r / s;
   } else {
     log_z = merge_brownian_clusters(view(l), view(r), d_, t, *log_lambda_diagonal_, y,
-                                    variances_.data() + into * d_);
+                                    variances_.data() + into * stride_);
   }
   time_[into] = t;
   return log_z;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kingman/kernels/offset_sums.hpp"
 #include "kingman/model/brownian_messages.hpp"
 
 namespace kingman {
@@ -38,12 +39,12 @@ double log_mode_duration(double lambda, const SharedDimensions& shared);
 // gathers every pair of data with missing entries this way (kernels::gather_offsets).
 struct ModeSearchInput {
   std::vector<double> offset, squared_delta;  // r_j and Delta_j^2 (at least `entries` long)
-  std::size_t count = 0;                      // dimensions both observe
   std::size_t entries = 0;                    // the entries the search reads: whole blocks
-  double r_min = 0.0, r_max = 0.0, r_sum = 0.0, eps = 0.0;
+  kernels::OffsetSummary summary{};           // of the dimensions both observe
 };
 // The dimensions both views observe at current_time <= both times (as shared_dimensions), each
-// in its own place j; the summaries' sums in the kernel's eight interleaved partial sums.
+// in its own place j; the summaries' sums in the kernel's eight interleaved partial sums. The
+// views' rows must be padded as kernels::gather_offsets reads them (BrownianMessages' are).
 void gather_mode_search_input(BrownianClusterView l, BrownianClusterView r, std::size_t d,
                               double current_time, ModeSearchInput& out);
 // The same from SharedDimensions, its dimensions in its order and its sums in index order.

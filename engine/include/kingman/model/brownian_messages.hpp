@@ -31,12 +31,14 @@ class BrownianMessages {
 
   std::size_t dims() const { return d_; }
   bool per_dimension() const { return per_dimension_; }
-  const double* mean(std::size_t slot) const { return mean_.data() + slot * d_; }
+  const double* mean(std::size_t slot) const { return mean_.data() + slot * stride_; }
   double time(std::size_t slot) const { return time_[slot]; }
   // Scalar variance (only when !per_dimension()).
   double variance(std::size_t slot) const { return variance_[slot]; }
-  // Per-dimension variances, +inf where unobserved (only when per_dimension()).
-  const double* variances(std::size_t slot) const { return variances_.data() + slot * d_; }
+  // Per-dimension variances, +inf where unobserved (only when per_dimension()). Rows are then
+  // padded to whole SIMD blocks (kernels::padded_size(d)) with variance +inf and mean 0, as
+  // kernels::gather_offsets reads them.
+  const double* variances(std::size_t slot) const { return variances_.data() + slot * stride_; }
   BrownianClusterView view(std::size_t slot) const {
     return {mean(slot), variances(slot), time_[slot]};
   }
@@ -64,12 +66,13 @@ class BrownianMessages {
 
  private:
   std::size_t d_;
+  std::size_t stride_;  // between rows of mean_ and variances_: d, or padded per dimension
   bool per_dimension_;
   const std::vector<double>* log_lambda_diagonal_;
   double log_det_lambda_;
-  std::vector<double> mean_;       // n*d
+  std::vector<double> mean_;       // n rows
   std::vector<double> variance_;   // n (scalar case)
-  std::vector<double> variances_;  // n*d (per-dimension case)
+  std::vector<double> variances_;  // n rows (per-dimension case)
   std::vector<double> time_;       // n
 };
 

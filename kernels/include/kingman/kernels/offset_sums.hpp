@@ -21,13 +21,16 @@ struct OffsetSummary {
 
 // The pair terms of two clusters (means and variances per dimension, +inf where the cluster
 // observes no leaf's value) in the layout offset_slope reads: for each of the d dimensions, in
-// place j of `offsets` and `squared_deltas` (both padded_size(d) long), r_j = (v_lj + v_rj) +
-// dt and D_j = (y_lj - y_rj)^2 where both variances are finite, else the padding entry
-// (+inf, 0); the padding places after d get it too. The summary's sums run in eight interleaved
-// partial sums joined in a fixed order, the same bits from every SIMD copy.
-OffsetSummary gather_offsets(const double* left_mean, const double* left_variance,
-                             const double* right_mean, const double* right_variance, std::size_t d,
-                             double dt, double* offsets, double* squared_deltas);
+// place j of `offsets` and `squared_deltas`, r_j = (v_lj + v_rj) + dt and D_j = (y_lj - y_rj)^2
+// where both variances are finite, else the padding entry (+inf, 0). The four input rows are
+// read, and the two outputs written, to padded_size(d): the rows' places after d must hold
+// variance +inf (BrownianMessages pads them so). The summary's sums run in eight interleaved
+// partial sums joined in a fixed order, the same bits from every SIMD copy. (The summary is
+// written in place: returned, its fields were stored one by one and loaded two at a time by the
+// caller, a store-forwarding stall on every pair.)
+void gather_offsets(const double* left_mean, const double* left_variance, const double* right_mean,
+                    const double* right_variance, std::size_t d, double dt, double* offsets,
+                    double* squared_deltas, OffsetSummary& summary);
 
 // d rounded up to whole blocks.
 inline constexpr std::size_t padded_size(std::size_t d) {
