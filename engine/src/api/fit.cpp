@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "../inference/smc/step_pair_tails.hpp"
+#include "../scheduler/run_arena.hpp"
 #include "fit_discrete.hpp"
 #include "kingman/api.hpp"
 #include "kingman/data/duplicates.hpp"
@@ -227,24 +228,30 @@ FitResult fit(const Table& data, const FitOptions& options) {
   MergeTree tree;
   const std::size_t budget = memory_budget(options);
   if (smc) check_smc_memory(data, options, budget);
-  if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
-  for (int round = 1; round <= rounds; ++round) {
-    covariance = map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
-    whitened = whiten_in_range(data, covariance);
-    check_no_coincident_rows(data, whitened, leaf_variance);
-    tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
-    if (options.verbose) {
-      std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
-                << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
+  // The greedy trees score their pairs on the requested threads (generic_linkage.hpp); the
+  // tree does not depend on how many.
+  detail::RunArena greedy_arena(options.threads);
+  greedy_arena.execute([&] {
+    if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
+    for (int round = 1; round <= rounds; ++round) {
+      covariance =
+          map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
+      whitened = whiten_in_range(data, covariance);
+      check_no_coincident_rows(data, whitened, leaf_variance);
+      tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
+      if (options.verbose) {
+        std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
+                  << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
+      }
     }
-  }
+  });
 
   FitResult result;
   result.algorithm = options.algorithm;
   result.n = data.rows;
   result.d = data.cols;
   result.seed = options.seed;
-  result.threads = 1;
+  result.threads = greedy_arena.threads();
   if (smc) {
     SmcOptions smc_options;
     smc_options.proposal = options.algorithm;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "../scheduler/run_arena.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/discrete_smc.hpp"
@@ -93,7 +94,12 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
       if (result.particles[s].weight > result.particles[result.best].weight) result.best = s;
     }
   } else {
-    result.particles.push_back(Particle{0.0, 1.0, run_greedy(encoded, options.algorithm)});
+    // The pairs are scored on the requested threads (generic_linkage.hpp).
+    detail::RunArena arena(options.threads);
+    MergeTree tree;
+    arena.execute([&] { tree = run_greedy(encoded, options.algorithm); });
+    result.threads = arena.threads();
+    result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
     result.best = 0;
   }
   result.log_joint = tree_density(encoded, result.best_tree()).log_joint();

@@ -19,14 +19,18 @@ class Rate1PairScore {
  public:
   explicit Rate1PairScore(const DiscreteMessages& messages) : messages_(messages) {}
 
-  double operator()(std::size_t i, std::size_t j) {
-    pair_.assign(messages_, i, j);
-    return 0.0 - optimal_merge_time(pair_, 1.0);  // 0 - t: a height of 0 is +0, never -0
+  // Called from several threads at once (generic_linkage.hpp): the scratch pair is per thread.
+  double operator()(std::size_t i, std::size_t j) const {
+    thread_local DiscretePair pair;  // storage reused across pairs
+    pair.assign(messages_, i, j);
+    return 0.0 - optimal_merge_time(pair, 1.0);  // 0 - t: a height of 0 is +0, never -0
   }
+
+  // A pair's merge-time search: a few dozen evaluations over the columns.
+  std::size_t pair_work() const { return 32 * (messages_.dims() + 1); }
 
  private:
   const DiscreteMessages& messages_;
-  DiscretePair pair_;  // scratch storage reused across pairs
 };
 
 }  // namespace

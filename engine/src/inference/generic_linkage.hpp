@@ -8,7 +8,10 @@
 // A score may also offer score.row(i, partners, count, out): out[k] = the height of the pair
 // {i, partners[k]}, equal to score(min, max) of that pair; the linkage then scores whole rows at
 // once (the initial fill, and the new cluster against all live ones), so that the score can
-// batch its distance computations.
+// batch its distance computations. Rows are scored on the run's threads (parallel_for.hpp), the
+// initial fill by rows and long new rows in pieces: the score is called concurrently, and each
+// pair's height must not depend on which call computes it (then the tree does not depend on the
+// thread count).
 // merge(a, b, height): merge slot a into slot b (a < b) at `height`, the score clamped to the
 // previous merge's height.
 #include <fmt/format.h>
@@ -21,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../scheduler/parallel_for.hpp"
 #include "condensed_index.hpp"
 #include "indexed_min_heap.hpp"
 #include "kingman/error.hpp"
@@ -34,9 +38,37 @@ concept RowScore = requires(Score& score, std::size_t i, const std::size_t* part
   score.row(i, partners, count, out);
 };
 
+// A score may state the rough cost of one pair in arithmetic operations (parallel_for.hpp), so
+// that rows too small to share stay on one thread.
+template <typename Score>
+concept PairWorkScore = requires(const Score& score) {
+  { score.pair_work() } -> std::convertible_to<std::size_t>;
+};
+
+// out[k] = the height of the pair {i, partners[k]} for k < count, by rows where the score has
+// them. The score is called from several threads at once (its pairs only read the messages).
+template <typename Score>
+void score_pairs(Score& score, std::size_t i, const std::size_t* partners, std::size_t count,
+                 double* out) {
+  if constexpr (RowScore<std::remove_reference_t<Score>>) {
+    score.row(i, partners, count, out);
+  } else {
+    for (std::size_t k = 0; k < count; ++k)
+      out[k] = i < partners[k] ? score(i, partners[k]) : score(partners[k], i);
+  }
+}
+
+template <typename Score>
+std::size_t pair_work(const Score& score) {
+  if constexpr (PairWorkScore<Score>) {
+    return score.pair_work();
+  } else {
+    return 64;
+  }
+}
+
 template <typename Score, typename MergeSlots>
 MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
-  constexpr bool kRows = RowScore<std::remove_reference_t<Score>>;
   MergeTree tree;
   tree.leaf_count = n;
   if (n < 2) return tree;
@@ -69,21 +101,18 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     heap.set(i, best);
   };
 
-  std::vector<std::size_t> partners;  // rows: the partner slots
+  std::vector<std::size_t> partners(n);  // the partner slots of a row
   std::vector<double> row_heights;
-  if constexpr (kRows) {
-    partners.resize(n);
-    std::iota(partners.begin(), partners.end(), std::size_t{0});
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    node_id[i] = i;
-    if constexpr (kRows) {
-      // Row i of the condensed matrix is contiguous: the pairs (i, j > i).
-      if (i + 1 < n) score.row(i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
-    } else {
-      for (std::size_t j = i + 1; j < n; ++j) height(i, j) = score(i, j);
-    }
-  }
+  std::vector<char> improves;  // per partner of a new row: b becomes its best partner
+  std::iota(partners.begin(), partners.end(), std::size_t{0});
+  std::iota(node_id.begin(), node_id.end(), std::size_t{0});
+  // The rows of the condensed matrix (pairs (i, j > i), contiguous), on the run's threads: each
+  // pair's height is computed alone, so the split never changes a value.
+  const std::size_t work = pair_work(score);
+  parallel_for_work(0, n, work * (n / 2 + 1), [&](const auto& rows) {
+    for (std::size_t i = rows.begin(); i < rows.end(); ++i)
+      if (i + 1 < n) score_pairs(score, i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
+  });
   for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
 
   // A NaN height would never equal its heap key, and the loop below would rescan its row forever:
@@ -116,40 +145,44 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     active[a] = 0;
     heap.remove(a);
 
-    if constexpr (kRows) {
-      partners.clear();
-      for (std::size_t j = 0; j < n; ++j)
-        if (active[j] && j != b) partners.push_back(j);
-      row_heights.resize(partners.size());
-      score.row(b, partners.data(), partners.size(), row_heights.data());
-    }
-    std::size_t at = 0;  // rows: position in `partners`
-    for (std::size_t j = 0; j < b; ++j) {
-      if (!active[j]) continue;
-      double h;
-      if constexpr (kRows) {
-        h = row_heights[at++];
-      } else {
-        h = score(j, b);
-      }
-      height(j, b) = h;
-      // Ties go to the smaller partner slot, as in a rescan, so that the pair merged is always
-      // the smallest by (height, lower slot, higher slot), whatever the order the pairs came
-      // in (greedy_rate1_bounded follows the same order). Where the best partner has merged
-      // the key is only a lower bound, and an equal height is left to the rescan.
-      if (heap.contains(j) && (h < heap.key(j) || (h == heap.key(j) && active[best_partner[j]] &&
-                                                   b < best_partner[j]))) {
-        best_partner[j] = b;
-        heap.set(j, h);
-      }
-    }
-    for (std::size_t j = b + 1; j < n; ++j) {
-      if (!active[j]) continue;
-      if constexpr (kRows) {
-        height(b, j) = row_heights[at++];
-      } else {
-        height(b, j) = score(b, j);
-      }
+    // The new cluster's row against every live slot, in parallel pieces where it is long. Each
+    // piece also stores its heights in the pair matrix (a column of it for the slots below b:
+    // scattered writes, which overlap across threads) and marks the slots whose best partner
+    // b becomes; the heap is updated afterwards, on this thread. A slot's test reads only its
+    // own heap entry and partner, which no piece writes, so it does not depend on the split.
+    partners.clear();
+    for (std::size_t j = 0; j < n; ++j)
+      if (active[j] && j != b) partners.push_back(j);
+    row_heights.resize(partners.size());
+    improves.assign(partners.size(), 0);
+    parallel_for_work(
+        0, partners.size(), work,
+        [&](const auto& range) {
+          score_pairs(score, b, partners.data() + range.begin(), range.size(),
+                      row_heights.data() + range.begin());
+          for (std::size_t k = range.begin(); k < range.end(); ++k) {
+            const std::size_t j = partners[k];
+            const double h = row_heights[k];
+            if (j > b) {
+              height(b, j) = h;
+              continue;
+            }
+            height(j, b) = h;
+            // Ties go to the smaller partner slot, as in a rescan, so that the pair merged is
+            // always the smallest by (height, lower slot, higher slot), whatever the order the
+            // pairs came in (greedy_rate1_bounded follows the same order). Where the best
+            // partner has merged the key is only a lower bound, and an equal height is left to
+            // the rescan.
+            improves[k] = heap.contains(j) &&
+                          (h < heap.key(j) ||
+                           (h == heap.key(j) && active[best_partner[j]] && b < best_partner[j]));
+          }
+        },
+        kUniformTasksPerThread);
+    for (std::size_t k = 0; k < partners.size() && partners[k] < b; ++k) {
+      if (!improves[k]) continue;
+      best_partner[partners[k]] = b;
+      heap.set(partners[k], row_heights[k]);
     }
     rescan(b);
   }

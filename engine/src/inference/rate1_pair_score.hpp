@@ -19,6 +19,12 @@ class Rate1PairScore {
   Rate1PairScore(const WhitenedData& data, const BrownianMessages& messages)
       : data_(data), messages_(messages), dims_(static_cast<double>(data.d)) {}
 
+  // Rough arithmetic per pair (generic_linkage.hpp): a distance and a square root; with
+  // per-dimension offsets, about five evaluations of the search's sums.
+  std::size_t pair_work() const {
+    return messages_.per_dimension() ? 6 * (data_.d + 8) : data_.d + 8;
+  }
+
   double operator()(std::size_t i, std::size_t j) const {
     if (!messages_.per_dimension()) {
       const double eps = messages_.squared_distance(i, j);

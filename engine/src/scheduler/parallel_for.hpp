@@ -119,11 +119,17 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
   });
 }
 
+// Tasks per thread for a loop whose items all cost the same (a row of pairs): balance needs
+// few, and each task handed over costs the scheduler a microsecond or so. 32 per thread on each
+// new cluster's row cost Greedy-Rate1 on 2 threads 16 % more CPU time than on 1 (4000 x 20,
+// 10 % missing), 4 per thread 5 % (bench/RESULTS.md, fourteenth session).
+inline constexpr std::size_t kUniformTasksPerThread = 4;
+
 // Inline on one thread or below kMinLoopWork in all; otherwise tasks as described at the top of
-// this file.
+// this file (tasks_per_thread of them, kUniformTasksPerThread where items cost the same).
 template <typename Body>
 void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_item,
-                       const Body& body) {
+                       const Body& body, std::size_t tasks_per_thread = kTasksPerThread) {
   if (end <= begin) return;
   const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
   const auto threads = static_cast<std::size_t>(
@@ -132,7 +138,7 @@ void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_
     body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;
   }
-  const std::size_t balanced = items / (kTasksPerThread * std::max<std::size_t>(threads, 1));
+  const std::size_t balanced = items / (tasks_per_thread * std::max<std::size_t>(threads, 1));
   const std::size_t smallest = (kMinTaskWork + work - 1) / work;
   const std::size_t largest = std::max<std::size_t>(1, kMinLoopWork / work);
   parallel_for_range(begin, end, body, std::clamp(balanced, std::min(smallest, largest), largest));
