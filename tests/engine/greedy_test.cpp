@@ -307,9 +307,10 @@ TEST(Greedy, SameInputSameOutput) {
 }
 
 // The pair scores run on the requested threads (generic_linkage.hpp: the initial fill by rows,
-// long new rows in pieces that also write the pair matrix and mark heap updates): the tree and
-// its heights do not depend on how many. Sizes where the pieces do split: complete data (the
-// fill), and data with missing entries at d = 40, whose rows split from about 900 partners on.
+// long new rows in pieces that also write the pair matrix and mark heap updates; the bounded
+// path's initial lists by slots): the tree and its heights do not depend on how many. Sizes
+// where the pieces do split: complete data (the fill), and data with missing entries at
+// d = 40, whose rows split from about 900 partners on.
 TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
   Table complete = random_table(1200, 20, 31);
   Table missing = random_table(1000, 40, 32);
@@ -335,6 +336,18 @@ TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
                      expected[k].height != actual[k].height;
       EXPECT_EQ(differing, 0u) << table->rows << " rows, " << threads << " threads";
       EXPECT_EQ(one.log_joint, many.log_joint);
+      // The bounded-memory path (a budget below the pair matrix): the same tree too.
+      FitOptions bounded = options;
+      bounded.max_memory = std::size_t{1} << 20;
+      const FitResult bounded_result = fit(*table, bounded);
+      const auto& bounded_merges = bounded_result.best_tree().merges;
+      ASSERT_EQ(expected.size(), bounded_merges.size());
+      differing = 0;
+      for (std::size_t k = 0; k < expected.size(); ++k)
+        differing += expected[k].left != bounded_merges[k].left ||
+                     expected[k].right != bounded_merges[k].right ||
+                     expected[k].height != bounded_merges[k].height;
+      EXPECT_EQ(differing, 0u) << table->rows << " rows, bounded, " << threads << " threads";
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "../scheduler/parallel_for.hpp"
 #include "indexed_min_heap.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/model/brownian_messages.hpp"
@@ -64,36 +65,44 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   }
   std::vector<CandidateList> lists(n);
   detail::IndexedMinHeap heap(n);
-  std::vector<Candidate> row;
-
-  // Scores of slot i against every other live slot, as candidates (one batched row: the same
-  // values as score(i, j) pair by pair).
   std::vector<std::size_t> partners;
   std::vector<double> heights;
-  auto score_row = [&](std::size_t i) {
+  std::vector<Candidate> row;
+
+  // Scores of slot i against every other live slot, as candidates in `out` (one batched row:
+  // the same values as score(i, j) pair by pair), through the caller's buffers.
+  auto score_row = [&](std::size_t i, std::vector<std::size_t>& partners,
+                       std::vector<double>& heights, std::vector<Candidate>& out) {
     partners.clear();
     for (std::size_t j : live)
       if (j != i) partners.push_back(j);
     heights.resize(partners.size());
     score.row(i, partners.data(), partners.size(), heights.data());
-    row.clear();
+    out.clear();
     for (std::size_t r = 0; r < partners.size(); ++r)
-      row.push_back({heights[r], partners[r], node_of_slot[partners[r]]});
+      out.push_back({heights[r], partners[r], node_of_slot[partners[r]]});
   };
-  // Rebuilds i's list from `row`: the k best, the (k+1)-th as the threshold.
-  auto rebuild = [&](std::size_t i) {
-    CandidateList& list = lists[i];
-    const std::size_t kept = std::min(k, row.size());
-    std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept), row.end());
-    list.best.assign(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(kept));
+  // i's list from `row`: the k best, the (k+1)-th as the threshold.
+  auto fill_list = [&](CandidateList& list, std::vector<Candidate>& candidates) {
+    const std::size_t kept = std::min(k, candidates.size());
+    std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept),
+                      candidates.end());
+    list.best.assign(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept));
     list.threshold = kNoCandidate;
-    for (std::size_t r = kept; r < row.size(); ++r)
-      list.threshold = std::min(list.threshold, row[r]);
-    if (list.best.empty()) {
+    for (std::size_t r = kept; r < candidates.size(); ++r)
+      list.threshold = std::min(list.threshold, candidates[r]);
+  };
+  auto key_heap = [&](std::size_t i) {
+    if (lists[i].best.empty()) {
       heap.remove(i);
     } else {
-      heap.set(i, list.best.front().score);
+      heap.set(i, lists[i].best.front().score);
     }
+  };
+  // Rebuilds i's list from `row`.
+  auto rebuild = [&](std::size_t i) {
+    fill_list(lists[i], row);
+    key_heap(i);
   };
   // Offers a new partner to i's list, keeping the invariant.
   auto offer = [&](std::size_t i, Candidate c) {
@@ -107,10 +116,21 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     if (list.best.front().node == c.node) heap.set(i, c.score);
   };
 
-  for (std::size_t i = 0; i < n; ++i) {
-    score_row(i);
-    rebuild(i);
-  }
+  // Every slot's list (n^2 pair scores, the largest part of the run): slots in parallel on the
+  // run's threads, each task scoring whole rows in its own buffers; the heap is keyed
+  // afterwards, in slot order. (The merges' rows run on one thread: split, their pieces and
+  // the sequential work between them cost 2 threads 15 % more CPU time than 1 at 30 000 points;
+  // bench/RESULTS.md, fourteenth session.)
+  detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& slots) {
+    thread_local std::vector<std::size_t> own_partners;
+    thread_local std::vector<double> own_heights;
+    thread_local std::vector<Candidate> own_row;
+    for (std::size_t i = slots.begin(); i < slots.end(); ++i) {
+      score_row(i, own_partners, own_heights, own_row);
+      fill_list(lists[i], own_row);
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) key_heap(i);
 
   double current_height = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
@@ -121,7 +141,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
       while (!list.best.empty() && !node_alive[list.best.front().node])
         list.best.erase(list.best.begin());
       if (list.best.empty()) {
-        score_row(a);
+        score_row(a, partners, heights, row);
         rebuild(a);
         continue;
       }
@@ -149,7 +169,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     heap.remove(low);
     lists[low] = CandidateList{};
 
-    score_row(high);
+    score_row(high, partners, heights, row);
     for (const Candidate& c : row) offer(c.slot, {c.score, high, merged});
     rebuild(high);
   }
