@@ -352,6 +352,39 @@ TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
   }
 }
 
+// The rescanning greedy algorithms score each step's rows on the requested threads
+// (greedy_rescan.cpp), joining the rows' minima in row order: the same tree for 1, 2 and 4.
+TEST(Greedy, RescanningVariantsSameTreeForOneTwoAndFourThreads) {
+  Table complete = random_table(160, 8, 41);
+  Table missing = random_table(140, 8, 42);
+  std::mt19937_64 engine(6);
+  for (double& value : missing.values)
+    if (engine() % 8 == 0) value = std::nan("");
+  for (const Table* table : {&complete, &missing}) {
+    for (Algorithm algorithm :
+         {Algorithm::greedy_minduration, Algorithm::greedy_maxprob, Algorithm::mgreedy}) {
+      FitOptions options;
+      options.algorithm = algorithm;
+      options.brownian.covariance = CovarianceKind::identity;
+      options.threads = 1;
+      const FitResult one = fit(*table, options);
+      for (int threads : {2, 4}) {
+        options.threads = threads;
+        const FitResult many = fit(*table, options);
+        const auto& expected = one.best_tree().merges;
+        const auto& actual = many.best_tree().merges;
+        ASSERT_EQ(expected.size(), actual.size());
+        std::size_t differing = 0;
+        for (std::size_t k = 0; k < expected.size(); ++k)
+          differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
+                       expected[k].height != actual[k].height;
+        EXPECT_EQ(differing, 0u) << to_string(algorithm) << ", " << table->rows << " rows, "
+                                 << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST(Greedy, RejectsBadOptions) {
   const Table table = random_table(5, 2, 1);
   FitOptions options;

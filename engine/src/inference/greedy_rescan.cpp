@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include "../scheduler/parallel_for.hpp"
 #include "condensed_index.hpp"
 
 #include "kingman/error.hpp"
@@ -21,6 +22,8 @@ namespace kingman {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Tasks per thread for a step's rows (of decreasing lengths: a few more than for uniform items).
+constexpr std::size_t kRowTasksPerThread = 8;
 
 struct PairChoice {
   std::size_t a = 0, b = 0;
@@ -53,14 +56,25 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
+  // Each step's best pair: rows of the live list scored in parallel (each pair alone, so the
+  // split never changes a value), each row's first minimum kept, then the rows' minima joined
+  // in row order: the first pair in (slot, slot) order with the smallest score, as one thread
+  // scanning them all.
+  struct RowBest {
+    double score = kInf;
+    PairChoice choice;
+    bool any = false;
+  };
+  std::vector<RowBest> row_best(n);
+  const std::size_t pair_work = per_dimension ? 6 * (data.d + 8) : 48;
   double current_time = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     const double lambda = coalescent_rate(live.size());
-    PairChoice choice;
-    double best_score = kInf;  // minimized: duration, or minus the MaxProb objective
-    for (std::size_t x = 0; x < live.size(); ++x) {
+    const std::size_t m = live.size();
+    auto score_row = [&](std::size_t x) {
       const std::size_t i = live[x];
-      for (std::size_t y = x + 1; y < live.size(); ++y) {
+      RowBest best;
+      for (std::size_t y = x + 1; y < m; ++y) {
         const std::size_t j = live[y];
         double duration, score;
         if (!per_dimension) {
@@ -90,10 +104,28 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             score = duration;
           }
         }
-        if (score < best_score || (x == 0 && y == 1)) {
-          best_score = score;
-          choice = {i, j, std::max(duration, 0.0)};
+        // The first pair of all is taken whatever its score (a NaN then wins, as it does
+        // scanning on one thread); after it only a strictly smaller score.
+        if (score < best.score || (x == 0 && y == 1)) {
+          best.score = score;
+          best.choice = {i, j, std::max(duration, 0.0)};
+          best.any = true;
         }
+      }
+      row_best[x] = best;
+    };
+    detail::parallel_for_work(
+        0, m - 1, pair_work * (m / 2 + 1),
+        [&](const auto& rows) {
+          for (std::size_t x = rows.begin(); x < rows.end(); ++x) score_row(x);
+        },
+        kRowTasksPerThread);
+    PairChoice choice = row_best[0].choice;
+    double best_score = row_best[0].score;
+    for (std::size_t x = 1; x + 1 < m; ++x) {
+      if (row_best[x].any && row_best[x].score < best_score) {
+        best_score = row_best[x].score;
+        choice = row_best[x].choice;
       }
     }
     const double t = current_time - choice.duration;
@@ -104,11 +136,18 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
     current_time = t;
     std::erase(live, choice.a);
     if (!per_dimension) {
-      for (std::size_t j : live) {
-        if (j == choice.b) continue;
-        const std::size_t lo = std::min(j, choice.b), hi = std::max(j, choice.b);
-        eps[detail::condensed_index(n, lo, hi)] = messages.squared_distance(lo, hi);
-      }
+      // The new cluster's distances (scattered writes into the pair cache), in parallel too.
+      detail::parallel_for_work(
+          0, live.size(), data.d + 16,
+          [&](const auto& range) {
+            for (std::size_t x = range.begin(); x < range.end(); ++x) {
+              const std::size_t j = live[x];
+              if (j == choice.b) continue;
+              const std::size_t lo = std::min(j, choice.b), hi = std::max(j, choice.b);
+              eps[detail::condensed_index(n, lo, hi)] = messages.squared_distance(lo, hi);
+            }
+          },
+          detail::kUniformTasksPerThread);
     }
   }
   return tree;
