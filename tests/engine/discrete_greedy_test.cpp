@@ -330,29 +330,36 @@ TEST(DiscreteGreedy, HeightsNondecreasingAndTreeValid) {
 }
 
 // Identical rows merge first, at height 0 (their objective rises up to the boundary).
-// Greedy-Rate1 scores its pairs on the requested threads (generic_linkage.hpp): the same tree,
-// bit for bit, for 1, 2 and 4. At d = 20 a new row splits from about 400 partners on.
+// The greedy algorithms score their pairs on the requested threads (generic_linkage.hpp for
+// Greedy-Rate1, best_live_pair.hpp for the rescanning ones): the same tree, bit for bit, for 1,
+// 2 and 4. At d = 20 a new Greedy-Rate1 row splits from about 400 partners on; the rescanning
+// steps split from about 30 live clusters on.
 TEST(DiscreteGreedy, SameTreeForOneTwoAndFourThreads) {
-  const Table table = random_table(500, 20, 3, 0.1, 9);
-  FitOptions options;
-  options.likelihood = Likelihood::multinomial;
-  options.discrete.categories = 3;
-  options.algorithm = Algorithm::greedy_rate1;
-  options.threads = 1;
-  const FitResult one = fit(table, options);
-  for (int threads : {2, 4}) {
-    options.threads = threads;
-    const FitResult many = fit(table, options);
-    EXPECT_EQ(many.threads, threads);
-    const auto& expected = one.best_tree().merges;
-    const auto& actual = many.best_tree().merges;
-    ASSERT_EQ(expected.size(), actual.size());
-    std::size_t differing = 0;
-    for (std::size_t k = 0; k < expected.size(); ++k)
-      differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
-                   expected[k].height != actual[k].height;
-    EXPECT_EQ(differing, 0u) << threads << " threads";
-    EXPECT_EQ(one.log_joint, many.log_joint);
+  const Table large = random_table(500, 20, 3, 0.1, 9);
+  const Table small = random_table(70, 10, 3, 0.1, 10);
+  for (Algorithm algorithm :
+       {Algorithm::greedy_rate1, Algorithm::greedy_minduration, Algorithm::greedy_maxprob}) {
+    const Table& table = algorithm == Algorithm::greedy_rate1 ? large : small;
+    FitOptions options;
+    options.likelihood = Likelihood::multinomial;
+    options.discrete.categories = 3;
+    options.algorithm = algorithm;
+    options.threads = 1;
+    const FitResult one = fit(table, options);
+    for (int threads : {2, 4}) {
+      options.threads = threads;
+      const FitResult many = fit(table, options);
+      EXPECT_EQ(many.threads, threads);
+      const auto& expected = one.best_tree().merges;
+      const auto& actual = many.best_tree().merges;
+      ASSERT_EQ(expected.size(), actual.size());
+      std::size_t differing = 0;
+      for (std::size_t k = 0; k < expected.size(); ++k)
+        differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
+                     expected[k].height != actual[k].height;
+      EXPECT_EQ(differing, 0u) << to_string(algorithm) << ", " << threads << " threads";
+      EXPECT_EQ(one.log_joint, many.log_joint);
+    }
   }
 }
 

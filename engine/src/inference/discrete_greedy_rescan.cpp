@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "best_live_pair.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/discrete_merge_time.hpp"
@@ -11,17 +12,6 @@
 #include "kingman/model/discrete_messages.hpp"
 
 namespace kingman {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct PairChoice {
-  std::size_t a = 0, b = 0;
-  double duration = 0.0;  // clamped duration of the chosen merge
-};
-
-}  // namespace
 
 MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm) {
   if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob) {
@@ -35,31 +25,28 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm) {
   tree.merges.reserve(n - 1);
 
   DiscreteMessages messages(data);
-  DiscretePair pair;
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
+  std::vector<detail::RowBest> rows;
+  // A pair's merge-time search: a few dozen evaluations over the columns.
+  const std::size_t pair_work = 32 * (data.d + 1);
   double current_time = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     const double lambda = coalescent_rate(live.size());
-    PairChoice choice;
-    double best_score = kInf;  // minimized: duration, or minus the MaxProb objective
-    for (std::size_t x = 0; x < live.size(); ++x) {
-      for (std::size_t y = x + 1; y < live.size(); ++y) {
-        pair.assign(messages, live[x], live[y]);
-        // Unclamped: negative when the pair's optimum lies after the current time.
-        const double duration = current_time - optimal_merge_time(pair, lambda);
-        double score = duration;
-        if (algorithm == Algorithm::greedy_maxprob) {
-          const double clamped = std::max(duration, 0.0);
-          score = lambda * clamped - pair.log_local_likelihood(current_time - clamped);
-        }
-        if (score < best_score || (x == 0 && y == 1)) {
-          best_score = score;
-          choice = {live[x], live[y], std::max(duration, 0.0)};
-        }
+    auto score_pair = [&](std::size_t i, std::size_t j) {
+      thread_local DiscretePair pair;  // storage reused across pairs, one per thread
+      pair.assign(messages, i, j);
+      // Unclamped: negative when the pair's optimum lies after the current time.
+      const double duration = current_time - optimal_merge_time(pair, lambda);
+      double score = duration;
+      if (algorithm == Algorithm::greedy_maxprob) {
+        const double clamped = std::max(duration, 0.0);
+        score = lambda * clamped - pair.log_local_likelihood(current_time - clamped);
       }
-    }
+      return detail::ScoredPair{score, duration};
+    };
+    const detail::PairChoice choice = detail::best_live_pair(live, pair_work, score_pair, rows);
     const double t = current_time - choice.duration;
     messages.merge(choice.a, choice.b, t, choice.b);
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include "../scheduler/parallel_for.hpp"
+#include "best_live_pair.hpp"
 #include "condensed_index.hpp"
 
 #include "kingman/error.hpp"
@@ -18,19 +19,6 @@
 #include "kingman/model/coalescent_prior.hpp"
 
 namespace kingman {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-// Tasks per thread for a step's rows (of decreasing lengths: a few more than for uniform items).
-constexpr std::size_t kRowTasksPerThread = 8;
-
-struct PairChoice {
-  std::size_t a = 0, b = 0;
-  double duration = 0.0;  // clamped duration of the chosen merge
-};
-
-}  // namespace
 
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm) {
   if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob &&
@@ -56,78 +44,41 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
-  // Each step's best pair: rows of the live list scored in parallel (each pair alone, so the
-  // split never changes a value), each row's first minimum kept, then the rows' minima joined
-  // in row order: the first pair in (slot, slot) order with the smallest score, as one thread
-  // scanning them all.
-  struct RowBest {
-    double score = kInf;
-    PairChoice choice;
-    bool any = false;
-  };
-  std::vector<RowBest> row_best(n);
+  std::vector<detail::RowBest> rows;
   const std::size_t pair_work = per_dimension ? 6 * (data.d + 8) : 48;
   double current_time = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     const double lambda = coalescent_rate(live.size());
-    const std::size_t m = live.size();
-    auto score_row = [&](std::size_t x) {
-      const std::size_t i = live[x];
-      RowBest best;
-      for (std::size_t y = x + 1; y < m; ++y) {
-        const std::size_t j = live[y];
-        double duration, score;
-        if (!per_dimension) {
-          const double e = eps[detail::condensed_index(n, i, j)];
-          const double offset = messages.offset(i) + messages.offset(j) - 2.0 * current_time;
-          duration = algorithm == Algorithm::mgreedy
-                         ? log_mode_duration(lambda, dims, e, offset)
-                         : linear_mode_duration(lambda, dims, e, offset);
-          if (algorithm == Algorithm::greedy_maxprob) {
-            duration = std::max(duration, 0.0);
-            score = lambda * duration - log_local_likelihood(dims, e, offset + 2.0 * duration);
-          } else {
-            score = duration;
-          }
+    auto score_pair = [&](std::size_t i, std::size_t j) {
+      double duration, score;
+      if (!per_dimension) {
+        const double e = eps[detail::condensed_index(n, i, j)];
+        const double offset = messages.offset(i) + messages.offset(j) - 2.0 * current_time;
+        duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, dims, e, offset)
+                                                   : linear_mode_duration(lambda, dims, e, offset);
+        if (algorithm == Algorithm::greedy_maxprob) {
+          duration = std::max(duration, 0.0);
+          score = lambda * duration - log_local_likelihood(dims, e, offset + 2.0 * duration);
         } else {
-          thread_local ModeSearchInput shared;
-          gather_mode_search_input(messages.view(i), messages.view(j), data.d, current_time,
-                                   shared);
-          duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
-                                                     : linear_mode_duration(lambda, shared);
-          if (algorithm == Algorithm::greedy_maxprob) {
-            duration = std::max(duration, 0.0);
-            score = lambda * duration - log_local_likelihood(messages.view(i), messages.view(j),
-                                                             data.d, current_time - duration,
-                                                             data.log_lambda_diagonal);
-          } else {
-            score = duration;
-          }
+          score = duration;
         }
-        // The first pair of all is taken whatever its score (a NaN then wins, as it does
-        // scanning on one thread); after it only a strictly smaller score.
-        if (score < best.score || (x == 0 && y == 1)) {
-          best.score = score;
-          best.choice = {i, j, std::max(duration, 0.0)};
-          best.any = true;
+      } else {
+        thread_local ModeSearchInput shared;
+        gather_mode_search_input(messages.view(i), messages.view(j), data.d, current_time, shared);
+        duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
+                                                   : linear_mode_duration(lambda, shared);
+        if (algorithm == Algorithm::greedy_maxprob) {
+          duration = std::max(duration, 0.0);
+          score = lambda * duration - log_local_likelihood(messages.view(i), messages.view(j),
+                                                           data.d, current_time - duration,
+                                                           data.log_lambda_diagonal);
+        } else {
+          score = duration;
         }
       }
-      row_best[x] = best;
+      return detail::ScoredPair{score, duration};
     };
-    detail::parallel_for_work(
-        0, m - 1, pair_work * (m / 2 + 1),
-        [&](const auto& rows) {
-          for (std::size_t x = rows.begin(); x < rows.end(); ++x) score_row(x);
-        },
-        kRowTasksPerThread);
-    PairChoice choice = row_best[0].choice;
-    double best_score = row_best[0].score;
-    for (std::size_t x = 1; x + 1 < m; ++x) {
-      if (row_best[x].any && row_best[x].score < best_score) {
-        best_score = row_best[x].score;
-        choice = row_best[x].choice;
-      }
-    }
+    const detail::PairChoice choice = detail::best_live_pair(live, pair_work, score_pair, rows);
     const double t = current_time - choice.duration;
     messages.merge(choice.a, choice.b, t, choice.b);
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
