@@ -16,6 +16,7 @@
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/model/discrete_data.hpp"
 #include "kingman/model/discrete_tree_likelihood.hpp"
+#include "merge_differences.hpp"
 
 namespace kingman {
 namespace {
@@ -350,14 +351,8 @@ TEST(DiscreteGreedy, SameTreeForOneTwoAndFourThreads) {
       options.threads = threads;
       const FitResult many = fit(table, options);
       EXPECT_EQ(many.threads, threads);
-      const auto& expected = one.best_tree().merges;
-      const auto& actual = many.best_tree().merges;
-      ASSERT_EQ(expected.size(), actual.size());
-      std::size_t differing = 0;
-      for (std::size_t k = 0; k < expected.size(); ++k)
-        differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
-                     expected[k].height != actual[k].height;
-      EXPECT_EQ(differing, 0u) << to_string(algorithm) << ", " << threads << " threads";
+      EXPECT_EQ(testing_support::differing_merges(one.best_tree(), many.best_tree()), 0u)
+          << to_string(algorithm) << ", " << threads << " threads";
       EXPECT_EQ(one.log_joint, many.log_joint);
     }
   }

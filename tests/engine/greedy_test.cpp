@@ -13,9 +13,12 @@
 #include "kingman/inference/greedy.hpp"
 #include "kingman/memory_budget.hpp"
 #include "kingman/model/tree_likelihood.hpp"
+#include "merge_differences.hpp"
 
 namespace kingman {
 namespace {
+
+using testing_support::differing_merges;
 
 struct Case {
   Algorithm algorithm;
@@ -38,6 +41,14 @@ Table random_table(std::size_t n, std::size_t d, unsigned seed, double spread = 
   t.source = "random";
   t.values.resize(n * d);
   for (double& v : t.values) v = normal(engine);
+  return t;
+}
+
+// `t` with about one entry in `one_in` missing (NaN), drawn with `seed`.
+Table with_missing(Table t, unsigned one_in, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  for (double& value : t.values)
+    if (engine() % one_in == 0) value = std::nan("");
   return t;
 }
 
@@ -306,82 +317,50 @@ TEST(Greedy, SameInputSameOutput) {
   EXPECT_EQ(a.log_joint, b.log_joint);
 }
 
-// The pair scores run on the requested threads (generic_linkage.hpp: the initial fill by rows,
-// long new rows in pieces that also write the pair matrix and mark heap updates; the bounded
-// path's initial lists by slots): the tree and its heights do not depend on how many. Sizes
-// where the pieces do split: complete data (the fill), and data with missing entries at
-// d = 40, whose rows split from about 900 partners on.
-TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
-  Table complete = random_table(1200, 20, 31);
-  Table missing = random_table(1000, 40, 32);
-  std::mt19937_64 engine(5);
-  for (double& value : missing.values)
-    if (engine() % 10 == 0) value = std::nan("");
-  for (const Table* table : {&complete, &missing}) {
-    FitOptions options;
-    options.algorithm = Algorithm::greedy_rate1;
-    options.brownian.covariance = CovarianceKind::identity;
-    options.threads = 1;
-    const FitResult one = fit(*table, options);
-    for (int threads : {2, 4}) {
-      options.threads = threads;
-      const FitResult many = fit(*table, options);
-      EXPECT_EQ(many.threads, threads);
-      const auto& expected = one.best_tree().merges;
-      const auto& actual = many.best_tree().merges;
-      ASSERT_EQ(expected.size(), actual.size());
-      std::size_t differing = 0;
-      for (std::size_t k = 0; k < expected.size(); ++k)
-        differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
-                     expected[k].height != actual[k].height;
-      EXPECT_EQ(differing, 0u) << table->rows << " rows, " << threads << " threads";
-      EXPECT_EQ(one.log_joint, many.log_joint);
-      // The bounded-memory path (a budget below the pair matrix): the same tree too.
-      FitOptions bounded = options;
-      bounded.max_memory = std::size_t{1} << 20;
-      const FitResult bounded_result = fit(*table, bounded);
-      const auto& bounded_merges = bounded_result.best_tree().merges;
-      ASSERT_EQ(expected.size(), bounded_merges.size());
-      differing = 0;
-      for (std::size_t k = 0; k < expected.size(); ++k)
-        differing += expected[k].left != bounded_merges[k].left ||
-                     expected[k].right != bounded_merges[k].right ||
-                     expected[k].height != bounded_merges[k].height;
-      EXPECT_EQ(differing, 0u) << table->rows << " rows, bounded, " << threads << " threads";
-    }
+// Fits `table` with `algorithm` (identity covariance) on 1, 2 and 4 threads and expects the
+// same tree, bit for bit; with `bounded`, also under a budget below the pair matrix (the
+// bounded-memory Greedy-Rate1).
+void expect_same_tree_for_thread_counts(const Table& table, Algorithm algorithm, bool bounded) {
+  FitOptions options;
+  options.algorithm = algorithm;
+  options.brownian.covariance = CovarianceKind::identity;
+  options.threads = 1;
+  const FitResult one = fit(table, options);
+  for (int threads : {2, 4}) {
+    options.threads = threads;
+    const FitResult many = fit(table, options);
+    EXPECT_EQ(many.threads, threads);
+    EXPECT_EQ(differing_merges(one.best_tree(), many.best_tree()), 0u)
+        << to_string(algorithm) << ", " << table.rows << " rows, " << threads << " threads";
+    EXPECT_EQ(one.log_joint, many.log_joint);
+    if (!bounded) continue;
+    FitOptions small_budget = options;
+    small_budget.max_memory = std::size_t{1} << 20;
+    EXPECT_EQ(differing_merges(one.best_tree(), fit(table, small_budget).best_tree()), 0u)
+        << table.rows << " rows, bounded, " << threads << " threads";
   }
 }
 
+// Greedy-Rate1 scores its pairs on the requested threads (generic_linkage.hpp: the initial fill
+// by rows, long new rows in pieces that also write the pair matrix and mark heap updates; the
+// bounded path's initial lists by slots): the tree and its heights do not depend on how many.
+// Sizes where the pieces do split: complete data (the fill), and data with missing entries at
+// d = 40, whose rows split from about 900 partners on.
+TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
+  expect_same_tree_for_thread_counts(random_table(1200, 20, 31), Algorithm::greedy_rate1, true);
+  expect_same_tree_for_thread_counts(with_missing(random_table(1000, 40, 32), 10, 5),
+                                     Algorithm::greedy_rate1, true);
+}
+
 // The rescanning greedy algorithms score each step's rows on the requested threads
-// (greedy_rescan.cpp), joining the rows' minima in row order: the same tree for 1, 2 and 4.
+// (best_live_pair.hpp), joining the rows' minima in row order: the same tree for 1, 2 and 4.
 TEST(Greedy, RescanningVariantsSameTreeForOneTwoAndFourThreads) {
-  Table complete = random_table(160, 8, 41);
-  Table missing = random_table(140, 8, 42);
-  std::mt19937_64 engine(6);
-  for (double& value : missing.values)
-    if (engine() % 8 == 0) value = std::nan("");
-  for (const Table* table : {&complete, &missing}) {
-    for (Algorithm algorithm :
-         {Algorithm::greedy_minduration, Algorithm::greedy_maxprob, Algorithm::mgreedy}) {
-      FitOptions options;
-      options.algorithm = algorithm;
-      options.brownian.covariance = CovarianceKind::identity;
-      options.threads = 1;
-      const FitResult one = fit(*table, options);
-      for (int threads : {2, 4}) {
-        options.threads = threads;
-        const FitResult many = fit(*table, options);
-        const auto& expected = one.best_tree().merges;
-        const auto& actual = many.best_tree().merges;
-        ASSERT_EQ(expected.size(), actual.size());
-        std::size_t differing = 0;
-        for (std::size_t k = 0; k < expected.size(); ++k)
-          differing += expected[k].left != actual[k].left || expected[k].right != actual[k].right ||
-                       expected[k].height != actual[k].height;
-        EXPECT_EQ(differing, 0u) << to_string(algorithm) << ", " << table->rows << " rows, "
-                                 << threads << " threads";
-      }
-    }
+  const Table complete = random_table(160, 8, 41);
+  const Table missing = with_missing(random_table(140, 8, 42), 8, 6);
+  for (Algorithm algorithm :
+       {Algorithm::greedy_minduration, Algorithm::greedy_maxprob, Algorithm::mgreedy}) {
+    expect_same_tree_for_thread_counts(complete, algorithm, false);
+    expect_same_tree_for_thread_counts(missing, algorithm, false);
   }
 }
 
