@@ -71,18 +71,18 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
 
   // Scores of slot i against every other live slot, as candidates in `out` (one batched row:
   // the same values as score(i, j) pair by pair), through the caller's buffers.
-  auto score_row = [&](std::size_t i, std::vector<std::size_t>& partners,
-                       std::vector<double>& heights, std::vector<Candidate>& out) {
-    partners.clear();
+  auto score_row = [&](std::size_t i, std::vector<std::size_t>& slots_buffer,
+                       std::vector<double>& heights_buffer, std::vector<Candidate>& out) {
+    slots_buffer.clear();
     for (std::size_t j : live)
-      if (j != i) partners.push_back(j);
-    heights.resize(partners.size());
-    score.row(i, partners.data(), partners.size(), heights.data());
+      if (j != i) slots_buffer.push_back(j);
+    heights_buffer.resize(slots_buffer.size());
+    score.row(i, slots_buffer.data(), slots_buffer.size(), heights_buffer.data());
     out.clear();
-    for (std::size_t r = 0; r < partners.size(); ++r)
-      out.push_back({heights[r], partners[r], node_of_slot[partners[r]]});
+    for (std::size_t r = 0; r < slots_buffer.size(); ++r)
+      out.push_back({heights_buffer[r], slots_buffer[r], node_of_slot[slots_buffer[r]]});
   };
-  // i's list from `row`: the k best, the (k+1)-th as the threshold.
+  // A list from `candidates`: the k best, the (k+1)-th as the threshold.
   auto fill_list = [&](CandidateList& list, std::vector<Candidate>& candidates) {
     const std::size_t kept = std::min(k, candidates.size());
     // Room for the k + 1 that offer() briefly holds: a list never reallocates after this
@@ -123,8 +123,8 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   // Every slot's list (n^2 pair scores, the largest part of the run): slots in parallel on the
   // run's threads, each task scoring whole rows in its own buffers; the heap is keyed
   // afterwards, in slot order. (The merges' rows run on one thread: split, their pieces and
-  // the sequential work between them cost 2 threads 15 % more CPU time than 1 at 30 000 points;
-  // bench/RESULTS.md, fourteenth session.)
+  // the sequential work between them cost 2 threads 12-31 % more CPU time than 1 at 30 000
+  // points; bench/RESULTS.md, fourteenth session.)
   detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& slots) {
     thread_local std::vector<std::size_t> own_partners;
     thread_local std::vector<double> own_heights;

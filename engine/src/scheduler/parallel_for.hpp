@@ -120,9 +120,10 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
 }
 
 // Tasks per thread for a loop whose items all cost the same (a row of pairs): balance needs
-// few, and each task handed over costs the scheduler a microsecond or so. 32 per thread on each
-// new cluster's row cost Greedy-Rate1 on 2 threads 16 % more CPU time than on 1 (4000 x 20,
-// 10 % missing), 4 per thread 5 % (bench/RESULTS.md, fourteenth session).
+// few, and each task handed over costs the scheduler a microsecond or so. On Greedy-Rate1's new
+// rows (4000 x 20, 10 % missing), 2 threads cost 16 % more CPU time than 1 with 32 tasks per
+// thread and 8 % with 4, the matrix writes then still serial; with those in the pieces too,
+// 3.2 % (bench/RESULTS.md, fourteenth session).
 inline constexpr std::size_t kUniformTasksPerThread = 4;
 
 // Inline on one thread or below kMinLoopWork in all; otherwise tasks as described at the top of
