@@ -1,13 +1,16 @@
 // Google Benchmark timings of the numeric kernels the SMC engine calls per pair and per step.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/log_bessel_k.hpp"
+#include "kingman/kernels/offset_sums.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/kernels/resampling.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -130,6 +133,86 @@ void bench_dots_with(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(m * (m + 1) / 2));
 }
 BENCHMARK(bench_dots_with)->Arg(64)->Arg(128)->Arg(1000);
+
+// The per-dimension merge-time search of a pair whose clusters observe different dimensions
+// (Greedy on data with missing entries, offset_sums.hpp): 64 pairs of rows with 10 % of the
+// dimensions unobserved and per-dimension variances spread over a factor of 4, their terms
+// gathered (gather_offsets), and the plain Newton steps from the pooled start (offset_newton).
+// Items: pairs.
+struct OffsetPairs {
+  std::size_t d = 0, padded = 0, count = 64;
+  std::vector<double> means, variances;  // 2 * count padded rows each
+};
+OffsetPairs offset_pairs(std::size_t d) {
+  OffsetPairs pairs;
+  pairs.d = d;
+  pairs.padded = padded_size(d);
+  const std::vector<double> x = gaussian_points(2 * pairs.count, d);
+  pairs.means.assign(2 * pairs.count * pairs.padded, 0.0);
+  pairs.variances.assign(2 * pairs.count * pairs.padded, std::numeric_limits<double>::infinity());
+  RandomStream stream(7, 0);
+  for (std::size_t r = 0; r < 2 * pairs.count; ++r) {
+    for (std::size_t j = 0; j < d; ++j) {
+      if (stream.uniform() < 0.1) continue;  // unobserved: variance +inf
+      pairs.means[r * pairs.padded + j] = x[r * d + j];
+      pairs.variances[r * pairs.padded + j] = 0.05 + 0.15 * stream.uniform();
+    }
+  }
+  return pairs;
+}
+void bench_gather_offsets(benchmark::State& state) {
+  const OffsetPairs pairs = offset_pairs(static_cast<std::size_t>(state.range(0)));
+  std::vector<double> offsets(pairs.padded), squared(pairs.padded);
+  OffsetSummary summary{};
+  std::size_t p = 0;
+  for (auto _ : state) {
+    const std::size_t left = 2 * p * pairs.padded, right = left + pairs.padded;
+    gather_offsets(pairs.means.data() + left, pairs.variances.data() + left,
+                   pairs.means.data() + right, pairs.variances.data() + right, pairs.d, 0.0,
+                   offsets.data(), squared.data(), summary);
+    benchmark::DoNotOptimize(summary);
+    p = (p + 1) % pairs.count;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(bench_gather_offsets)->Arg(10)->Arg(20)->Arg(64);
+void bench_offset_newton(benchmark::State& state) {
+  const OffsetPairs pairs = offset_pairs(static_cast<std::size_t>(state.range(0)));
+  // Each pair's terms and its pooled start (linear-scale mode, rate 1), prepared once.
+  struct Search {
+    std::vector<double> offsets, squared;
+    double base, start;
+    OffsetNewtonTerms terms;
+  };
+  std::vector<Search> searches(pairs.count);
+  for (std::size_t p = 0; p < pairs.count; ++p) {
+    Search& search = searches[p];
+    search.offsets.resize(pairs.padded);
+    search.squared.resize(pairs.padded);
+    const std::size_t left = 2 * p * pairs.padded, right = left + pairs.padded;
+    OffsetSummary summary{};
+    gather_offsets(pairs.means.data() + left, pairs.variances.data() + left,
+                   pairs.means.data() + right, pairs.variances.data() + right, pairs.d, 0.0,
+                   search.offsets.data(), search.squared.data(), summary);
+    const double k = static_cast<double>(summary.count);
+    const double mean = summary.sum / k;
+    const double pooled_s =
+        2.0 * summary.squared_distance / (std::sqrt(k * k + 4.0 * summary.squared_distance) + k);
+    search.base = summary.least;
+    search.start = std::max(1e-3 * (mean - summary.least), summary.least + (pooled_s - mean));
+    search.terms = {1.0, 0.0, mean - summary.least};
+  }
+  std::size_t p = 0;
+  for (auto _ : state) {
+    const Search& search = searches[p];
+    benchmark::DoNotOptimize(offset_newton(search.offsets.data(), search.squared.data(),
+                                           pairs.padded, search.base, search.terms, search.start,
+                                           1e-300));
+    p = (p + 1) % pairs.count;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(bench_offset_newton)->Arg(10)->Arg(20)->Arg(64);
 
 // MPost2's per-pair term p/2 log x + log K_p(sqrt x) over a row of 1000 squared distances
 // (d = 64, p = -31, x spread over six decades): one scalar call per pair (log and the fit's
