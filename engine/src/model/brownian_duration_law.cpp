@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <numeric>
@@ -35,6 +36,11 @@ double log_factor(double s, double dims, double energy) {
 }
 
 }  // namespace
+
+bool has_one_offset(const SharedDimensions& shared) {
+  return std::adjacent_find(shared.offset.begin(), shared.offset.end(), std::not_equal_to<>()) ==
+         shared.offset.end();
+}
 
 double single_offset_log_mass(const SharedDimensions& shared, double rate) {
   const std::size_t dims = shared.offset.size();

@@ -29,6 +29,9 @@ namespace kingman {
 // BrownianDurationLaw's log_mass to ~1e-13 (tests/engine/brownian_duration_law_test.cpp).
 // Throws NumericalError where the density is not integrable.
 double single_offset_log_mass(const SharedDimensions& shared, double rate);
+// Whether every shared dimension has the same offset (also with none): single_offset_log_mass
+// then gives the mass, and no law is needed.
+bool has_one_offset(const SharedDimensions& shared);
 
 class BrownianDurationLaw final : public AdaptiveDurationLaw {
  public:

@@ -121,6 +121,16 @@ class DiscreteProposalModel {
     return law.log_mass();
   }
 
+  // Where the step has a Gauss-Jacobi rule it covers nearly every pair (those of at most 512
+  // varying columns), so sharing laws among the states would only cost its bookkeeping.
+  bool shares_pair_laws() const { return !masses_; }
+
+  // Whether the pair's mass needs its law (the step's Gauss-Jacobi rule does not cover it).
+  bool needs_law(Scratch& scratch, const Node& a, const Node& b, double /*time*/) const {
+    scratch.pair.assign(*data_, a.view(), b.view());
+    return !(masses_ && masses_->handles(scratch.pair));
+  }
+
   void build_law(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
                  Law& law) const {
     scratch.pair.assign(*data_, a.view(), b.view());

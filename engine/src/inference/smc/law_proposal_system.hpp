@@ -20,6 +20,8 @@
 //   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`;
 //   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
 //   prepare_step(lambda): before a PostPost step's masses;
+//   needs_law(scratch, a, b, T): whether the pair's mass comes from its law (step_pair_laws.hpp),
+//     and optionally shares_pair_laws(): whether this step's states should share laws at all;
 //   optionally log_score(scratch, a, b, lambda, T, proposal): MPost1's or MPost2's score, and
 //     prepare_scores(live, proposal): called for a state's live clusters before its scores;
 //   log_mass(scratch, a, b, lambda, T, law, built) -> log G_C, with `built` set when it was taken
@@ -45,6 +47,7 @@
 #include "live_particle_state.hpp"
 #include "smc_loop.hpp"
 #include "state_groups.hpp"
+#include "step_pair_laws.hpp"
 
 namespace kingman::detail {
 
@@ -200,6 +203,17 @@ class LawProposalSystem final : public ParticleSystem {
     const std::size_t groups = groups_.size();
     const std::vector<std::size_t>& members = groups_.members();
     auto member_begin = [&](std::size_t g) { return groups_.member_begin(g); };
+    // PostPost: the laws of the pairs that several states list, built once (step_pair_laws.hpp).
+    shared_laws_ready_ = false;
+    bool share_laws = proposal_ == Algorithm::postpost && groups >= 2;
+    if constexpr (requires { model_.shares_pair_laws(); })
+      share_laws = share_laws && model_.shares_pair_laws();
+    if (share_laws) {
+      leaders_.resize(groups);
+      for (std::size_t g = 0; g < groups; ++g) leaders_[g] = &particles_[groups_.leader(g)];
+      shared_laws_ready_ =
+          shared_laws_.prepare(model_, std::span<const State* const>(leaders_), lambda);
+    }
 
     // Shared masses of the groups of several particles, in batches that fit the budget.
     std::vector<std::size_t> shared;  // groups of several particles
@@ -232,8 +246,8 @@ class LawProposalSystem final : public ParticleSystem {
           const std::size_t row = item / pairs, i = item % pairs;
           const State& state = particles_[groups_.leader(shared[b0 + row])];
           const auto [x, y] = law_proposals::pair_at(i, m);
-          log_mass_[row][i] = pair_score(pair_scratch, *state.live[x], *state.live[y], lambda,
-                                         state.time, law, built);
+          log_mass_[row][i] =
+              pair_score(pair_scratch, shared[b0 + row], state, x, y, lambda, law, built);
         }
       });
       for (std::size_t row = 0; row < rows; ++row)
@@ -259,7 +273,7 @@ class LawProposalSystem final : public ParticleSystem {
           const bool single = member_begin(g + 1) - member_begin(g) == 1;
           scratch.chosen.clear();
           if (single) {
-            compute_masses(particles_[members[tasks[task].first]], m, lambda, step, scratch);
+            compute_masses(g, particles_[members[tasks[task].first]], m, lambda, step, scratch);
           } else {
             scratch.laws_kept = false;  // laws kept for another state must not be used
           }
@@ -297,8 +311,8 @@ class LawProposalSystem final : public ParticleSystem {
     std::vector<std::pair<std::size_t, Law>> chosen;
   };
 
-  void compute_masses(const State& state, std::size_t m, double lambda, std::size_t step,
-                      PostPostScratch& scratch) const {
+  void compute_masses(std::size_t group, const State& state, std::size_t m, double lambda,
+                      std::size_t step, PostPostScratch& scratch) const {
     const std::size_t pairs = m * (m - 1) / 2;
     // Laws are kept for the draw only where every mass was taken from its law anyway.
     const bool keep = pairs <= law_proposals::kKeptLaws;
@@ -311,8 +325,7 @@ class LawProposalSystem final : public ParticleSystem {
       for (std::size_t y = x + 1; y < m; ++y, ++i) {
         Law& law = scratch.laws[keep ? i : 0];
         bool built = false;
-        scratch.log_mass[i] = pair_score(scratch.pair, *state.live[x], *state.live[y], lambda,
-                                         state.time, law, built);
+        scratch.log_mass[i] = pair_score(scratch.pair, group, state, x, y, lambda, law, built);
         scratch.laws_kept = scratch.laws_kept && built;
       }
     }
@@ -329,13 +342,21 @@ class LawProposalSystem final : public ParticleSystem {
     return law;
   }
 
-  // The log score of a pair: PostPost's G_C (model_.log_mass), or the model's MPost1 / MPost2
+  // The log score of the pair at live positions x, y of `state` (of group `group`): PostPost's
+  // G_C (from the step's shared law, or model_.log_mass), or the model's MPost1 / MPost2
   // approximation (no law built).
-  double pair_score(typename Model::Scratch& scratch, const Node& a, const Node& b, double lambda,
-                    double time, Law& law, bool& built) const {
-    if (proposal_ == Algorithm::postpost)
-      return model_.log_mass(scratch, a, b, lambda, time, law, built);
+  double pair_score(typename Model::Scratch& scratch, std::size_t group, const State& state,
+                    std::size_t x, std::size_t y, double lambda, Law& law, bool& built) const {
+    const Node& a = *state.live[x];
+    const Node& b = *state.live[y];
+    const double time = state.time;
     built = false;
+    if (proposal_ == Algorithm::postpost) {
+      double shared_mass;
+      if (shared_laws_ready_ && shared_laws_.log_mass(group, x, y, time, shared_mass))
+        return shared_mass;
+      return model_.log_mass(scratch, a, b, lambda, time, law, built);
+    }
     if constexpr (requires { model_.log_score(scratch, a, b, lambda, time, proposal_); }) {
       return model_.log_score(scratch, a, b, lambda, time, proposal_);
     } else {
@@ -371,6 +392,9 @@ class LawProposalSystem final : public ParticleSystem {
   std::vector<std::unique_ptr<Node>> created_;    // by particle, in extend
   std::vector<const HistoryNode*> history_keys_;  // by particle (PostPost)
   StateGroups groups_;                            // of particles (PostPost)
+  std::vector<const State*> leaders_;             // a state per group (PostPost)
+  StepPairLaws<Model> shared_laws_;               // this step's shared laws (PostPost)
+  bool shared_laws_ready_ = false;
   // PostPost scratch, per group of the current batch: log G_C of every pair, cumulative
   // relative masses, log sum_C G_C.
   std::vector<std::vector<double>> log_mass_, cumulative_;

@@ -191,6 +191,13 @@ class MissingProposalModel : public MissingDataModel {
     return law.log_mass();
   }
 
+  // Whether the pair's mass needs its law: the shared dimensions' offsets differ (they differ
+  // at every start time alike, all moving by the same 2 (T - T')).
+  bool needs_law(Scratch& scratch, const Node& a, const Node& b, double time) const {
+    shared(a, b, time, scratch.shared);
+    return !has_one_offset(scratch.shared);
+  }
+
   void build_law(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
                  Law& law) const {
     shared(a, b, time, scratch.shared);
