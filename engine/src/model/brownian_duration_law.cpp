@@ -99,7 +99,9 @@ void BrownianDurationLaw::assign(const SharedDimensions& shared, double rate, do
   for (const Group& g : groups_)
     if (g.offset == 0.0 && g.energy == 0.0 && g.dims >= 2.0) throw_not_integrable(g.dims);
   // Anchor and width of the first panels (header): the mode and the curvature there, or at 0
-  // the scale of the slope.
+  // the scale of the slope, at most 1 / lambda. (At an interior mode the curvature alone: capped
+  // at 1 / lambda there too, PostPost's first panels on data with missing entries were often
+  // several times narrower than the peak, 13.7 panels per law against 10.8.)
   double h0 = 0.0, dh0 = 0.0;
   slope(0.0, h0, dh0);
   double anchor = 0.0, width = 1.0 / rate;
@@ -111,8 +113,8 @@ void BrownianDurationLaw::assign(const SharedDimensions& shared, double rate, do
   } else if (std::isfinite(h0)) {
     const double scale = std::max(-h0, std::sqrt(std::max(-dh0, 0.0)));
     if (scale > 0.0 && std::isfinite(scale)) width = 1.0 / scale;
+    width = std::min(width, 1.0 / rate);
   }
-  width = std::min(width, 1.0 / rate);
   integrate(rate, start_time, width, anchor);
 }
 
