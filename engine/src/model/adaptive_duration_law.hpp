@@ -89,10 +89,15 @@ class AdaptiveDurationLaw {
     double log_shift, kronrod, gauss;
   };
   RuleSums apply_rule(double a, double b) const;
-  // The sums from the log f values at the rule's nodes (overwritten) on a panel centered there.
-  static RuleSums sum_rule(std::array<double, kRuleSize>& values, double center);
-  // f over [begin, end]: K15 and G7 estimates in log space.
+  // The same for `count` panels [begins[k], ends[k]] at once, into sums[k].
+  void apply_rules(const double* begins, const double* ends, std::size_t count,
+                   RuleSums* sums) const;
+  // The sums from exp(log f - log_shift) at the rule's nodes, log_shift their largest log f.
+  static RuleSums sum_rule(const double* values, double log_shift);
+  // f over [begin, end]: K15 and G7 estimates in log space; and for `count` panels at once.
   Panel evaluate_panel(double begin, double end) const;
+  void evaluate_panels(const double* begins, const double* ends, std::size_t count,
+                       Panel* out) const;
   // Adaptive panels on [begin, inf) whose summed error estimates are below
   // kErrorEstimateTolerance of their K15 sum, with the tail past the last panel below 1e-17
   // of it. Returns the log of the sum and adds the number of evaluations of f to `evaluations`.
