@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -133,6 +134,44 @@ TEST(BrownianDurationLaw, NarrowPeakFarBelowTheRateScale) {
   const SharedDimensions shared = dimensions(offsets, deltas);
   const BrownianDurationLaw law(shared, 0.5, 0.0);
   EXPECT_NEAR(law.log_mass(), static_cast<double>(reference_log_upper(shared, 0.5, 0.0)), 1e-9);
+}
+
+// log_mass_upper_bound bounds the mass from above (to rounding) for one offset and several,
+// close and far pairs, small and large rates; with one offset it loses only the theta split
+// of the rate, and far pairs' bounds stay far below a typical pair's mass (PostPost skips
+// them by it).
+TEST(BrownianDurationLaw, MassUpperBoundHolds) {
+  kernels::RandomStream stream(5, 0, 0);
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t k = 1 + stream.below(12);
+    const bool one_offset = trial % 4 == 0;
+    const double common = std::exp(-5.0 + 6.0 * stream.uniform());
+    const double spread = std::exp(-3.0 + 6.0 * stream.uniform());  // of the differences
+    std::vector<double> offsets(k), deltas(k);
+    for (std::size_t j = 0; j < k; ++j) {
+      offsets[j] = one_offset ? common : std::exp(-5.0 + 6.0 * stream.uniform());
+      deltas[j] = spread * 2.0 * (stream.uniform() - 0.5);
+    }
+    const double lambda = std::exp(-1.0 + 10.0 * stream.uniform());
+    const SharedDimensions shared = dimensions(offsets, deltas);
+    const double bound = log_mass_upper_bound(shared, lambda);
+    ASSERT_TRUE(std::isfinite(bound)) << "trial " << trial;
+    const double exact = one_offset ? single_offset_log_mass(shared, lambda)
+                                    : BrownianDurationLaw(shared, lambda, 0.0).log_mass();
+    EXPECT_GE(bound, exact - 1e-12 * std::max(1.0, std::abs(exact))) << "trial " << trial;
+  }
+  // One offset, 10 dimensions far apart (E / (2 r) = 500): the bound sits above the mass by the
+  // theta split's few nats plus a tenth of the exponent, not more.
+  const SharedDimensions far =
+      dimensions(std::vector<double>(10, 0.1), std::vector<double>(10, std::sqrt(10.0)));
+  const double exact = single_offset_log_mass(far, 50.0);
+  const double bound = log_mass_upper_bound(far, 50.0);
+  EXPECT_GE(bound, exact);
+  EXPECT_LT(bound, exact + 0.1 * std::abs(exact) + 5.0);
+  // Zero offsets cannot be bounded this way; no shared dimension is exact.
+  EXPECT_EQ(log_mass_upper_bound(dimensions({0.0, 0.3}, {1.0, 1.0}), 2.0),
+            std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(log_mass_upper_bound(SharedDimensions{}, 3.0), -std::log(3.0));
 }
 
 TEST(BrownianDurationLaw, NoSharedDimensionIsExponential) {

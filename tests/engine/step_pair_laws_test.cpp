@@ -12,7 +12,9 @@
 
 #include "../../engine/src/inference/smc/step_pair_laws.hpp"
 #include "../../engine/src/model/brownian_duration_law.hpp"
+#include "kingman/inference/smc.hpp"
 #include "kingman/model/brownian_messages.hpp"
+#include "random_whitened.hpp"
 
 namespace kingman {
 namespace {
@@ -170,6 +172,44 @@ TEST(StepPairLaws, ServesOnlyPairsThatSeveralStatesList) {
   EXPECT_LE(laws.shared_laws(), 1u);
   EXPECT_FALSE(laws.log_mass(0, 0, 2, first.time, mass));
   EXPECT_FALSE(laws.log_mass(1, 2, 3, second.time, mass));
+}
+
+// Whole PostPost runs on data with missing entries, with the shared laws and the pairs left
+// out by their bounds (SmcOptions::share_pair_laws) and without: three clusters 12 apart, so
+// that most pairs' masses cannot matter (71 % of the state-pairs are left out).
+// The same merges, heights and evidence to the laws' accuracy, on 1 and 2 threads.
+TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
+  WhitenedData data = testing_support::random_whitened(30, 4, 13);
+  for (std::size_t i = 0; i < data.n; ++i)
+    for (std::size_t j = 0; j < data.d; ++j) data.x[i * data.d + j] += 12.0 * (i % 3 == j);
+  for (std::size_t k = 1; k < data.x.size(); k += 7) data.x[k] = std::nan("");
+  data.has_missing = true;
+  SmcOptions options;
+  options.proposal = Algorithm::postpost;
+  options.particles = 24;
+  options.seed = 4;
+  options.threads = 1;
+  options.share_pair_laws = false;
+  const SmcResult own = run_smc(data, 0.1, options);
+  options.share_pair_laws = true;
+  const SmcResult shared = run_smc(data, 0.1, options);
+  options.threads = 2;
+  const SmcResult two_threads = run_smc(data, 0.1, options);
+  EXPECT_NEAR(shared.log_evidence, own.log_evidence, 1e-11 * std::abs(own.log_evidence));
+  EXPECT_EQ(shared.resampled_at, own.resampled_at);
+  ASSERT_EQ(shared.particles.size(), own.particles.size());
+  for (std::size_t s = 0; s < own.particles.size(); ++s) {
+    const auto& a = shared.particles[s].tree.merges;
+    const auto& b = own.particles[s].tree.merges;
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k].left, b[k].left) << "particle " << s << ", merge " << k;
+      EXPECT_EQ(a[k].right, b[k].right) << "particle " << s << ", merge " << k;
+      EXPECT_NEAR(a[k].height, b[k].height, 1e-12 * std::abs(b[k].height));
+    }
+    EXPECT_EQ(two_threads.particles[s].log_weight, shared.particles[s].log_weight);
+  }
+  EXPECT_EQ(two_threads.log_evidence, shared.log_evidence);
 }
 
 }  // namespace

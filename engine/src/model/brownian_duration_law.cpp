@@ -42,6 +42,29 @@ bool has_one_offset(const SharedDimensions& shared) {
          shared.offset.end();
 }
 
+double log_mass_upper_bound(const SharedDimensions& shared, double rate) {
+  constexpr double kTheta = 0.9;
+  const std::size_t dims = shared.offset.size();
+  if (dims == 0) return -std::log(rate);
+  double energy = 0.0, constant = 0.0;
+  double smallest = kInf, largest = 0.0;
+  for (std::size_t j = 0; j < dims; ++j) {
+    energy += shared.squared_delta[j];
+    constant -= 0.5 * (std::log(2.0 * std::numbers::pi) + shared.log_lambda[j]);
+    smallest = std::min(smallest, shared.offset[j]);
+    largest = std::max(largest, shared.offset[j]);
+  }
+  if (!(smallest > 0.0) || !std::isfinite(largest)) return kInf;
+  const double k = static_cast<double>(dims);
+  const double reduced = energy * (smallest / largest);  // E'
+  const double slope = kTheta * rate;
+  // The positive root of slope u^2 + k u - E' = 0, without cancellation; at least r_min.
+  const double root = 2.0 * reduced / (k + std::sqrt(k * k + 4.0 * slope * reduced));
+  const double u = std::max(root, smallest);
+  return constant - std::log((1.0 - kTheta) * rate) - 0.5 * slope * (u - smallest) -
+         0.5 * k * std::log(u) - reduced / (2.0 * u);
+}
+
 double single_offset_log_mass(const SharedDimensions& shared, double rate) {
   const std::size_t dims = shared.offset.size();
   if (dims == 0) return -std::log(rate);

@@ -33,6 +33,20 @@ double single_offset_log_mass(const SharedDimensions& shared, double rate);
 // then gives the mass, and no law is needed.
 bool has_one_offset(const SharedDimensions& shared);
 
+// An upper bound on log G_C (the mass of BrownianDurationLaw(shared, rate, T) or
+// single_offset_log_mass), for a few operations and two logs: +inf where an offset is 0, the
+// exact -log(rate) with no shared dimension. With K shared dimensions, E = sum Delta_j^2 and
+// u = r_min + 2 delta, every s_j = r_j + 2 delta lies in [u, u r_max / r_min], so
+//   log Z(delta) <= c - (K/2) log u - E' / (2u),  E' = E r_min / r_max,
+// (c the law's constant), and with e^{-lambda delta} = e^{-theta lambda delta} e^{-(1 - theta)
+// lambda delta}, theta = 0.9,
+//   G_C <= 1 / ((1 - theta) lambda) * max over u >= r_min of
+//          exp(c - theta lambda (u - r_min) / 2 - (K/2) log u - E' / (2u)),
+// whose maximum is at the root of theta lambda u^2 + K u - E' = 0 (or at r_min). It is within
+// a few tens of nats of log G_C where pairs lie far apart, which is all that PostPost needs it
+// for: telling pairs whose mass cannot matter (law_proposal_system.hpp).
+double log_mass_upper_bound(const SharedDimensions& shared, double rate);
+
 class BrownianDurationLaw final : public AdaptiveDurationLaw {
  public:
   BrownianDurationLaw() = default;

@@ -29,6 +29,11 @@ struct SmcOptions {
   // states list (engine/src/inference/smc/step_pair_tails.hpp). Speed only: the scores are the
   // same bits either way.
   bool share_pair_kernels = true;
+  // PostPost where pair masses come from duration laws (data with missing entries, binary data
+  // with per-column rates): one law per step for each pair that several states list, and pairs
+  // whose masses cannot matter (below e^-46 of the total in all) left out
+  // (engine/src/inference/smc/law_proposal_system.hpp). Speed only: masses agree to ~1e-13.
+  bool share_pair_laws = true;
   bool verbose = false;  // progress lines on stderr
 };
 

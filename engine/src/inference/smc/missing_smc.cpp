@@ -191,6 +191,14 @@ class MissingProposalModel : public MissingDataModel {
     return law.log_mass();
   }
 
+  // An upper bound on log G_C for a few operations (log_mass_upper_bound), by which PostPost
+  // leaves out the pairs whose masses cannot matter.
+  double log_mass_bound(Scratch& scratch, const Node& a, const Node& b, double lambda,
+                        double time) const {
+    shared(a, b, time, scratch.shared);
+    return log_mass_upper_bound(scratch.shared, lambda);
+  }
+
   // Whether the pair's mass needs its law: the shared dimensions' offsets differ (they differ
   // at every start time alike, all moving by the same 2 (T - T')).
   bool needs_law(Scratch& scratch, const Node& a, const Node& b, double time) const {

@@ -53,8 +53,11 @@ class StepPairLaws {
   // latest of their times, and builds those pairs' laws (where the model has no closed form) in
   // a parallel loop. False, with nothing shared, when fewer than two states are given or the
   // tables would exceed kLargestTableBytes.
+  // With `needed` (by state, by pair in the order x < y), only the pairs it marks count: a pair
+  // is shared where two or more states need its mass.
   template <class State>
-  bool prepare(const Model& model, std::span<const State* const> states, double lambda) {
+  bool prepare(const Model& model, std::span<const State* const> states, double lambda,
+               const std::vector<std::vector<std::uint8_t>>* needed = nullptr) {
     enabled_ = false;
     if (states.size() < 2) return false;
     lambda_ = lambda;
@@ -87,10 +90,14 @@ class StepPairLaws {
                        : kNoIndex;
       }
       const double time = states[g]->time;
-      for (std::size_t x = 0; x < live.size(); ++x) {
-        if (index[x] == kNoIndex) continue;
-        for (std::size_t y = x + 1; y < live.size(); ++y) {
-          if (index[y] == kNoIndex) continue;
+      const std::uint8_t* need = needed ? (*needed)[g].data() : nullptr;
+      for (std::size_t x = 0, i = 0; x < live.size(); ++x) {
+        if (index[x] == kNoIndex) {
+          i += live.size() - 1 - x;
+          continue;
+        }
+        for (std::size_t y = x + 1; y < live.size(); ++y, ++i) {
+          if (index[y] == kNoIndex || (need && !need[i])) continue;
           Slot& slot = slots_[slot_of(index[x], index[y])];
           slot.latest = std::max(slot.latest, time);
           ++slot.states;
