@@ -175,9 +175,9 @@ TEST(StepPairLaws, ServesOnlyPairsThatSeveralStatesList) {
 }
 
 // Whole PostPost runs on data with missing entries, with the shared laws and the pairs left
-// out by their bounds (SmcOptions::share_pair_laws) and without: three clusters 12 apart, so
-// that most pairs' masses cannot matter (71 % of the state-pairs are left out).
-// The same merges, heights and evidence to the laws' accuracy, on 1 and 2 threads.
+// out by their bounds (SmcOptions::share_pair_laws, skip_negligible_pairs) and without: three
+// clusters 12 apart, so that most pairs' masses cannot matter (71 % of the state-pairs are left
+// out). The same merges, heights and evidence to the laws' accuracy, on 1 and 2 threads.
 TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
   WhitenedData data = testing_support::random_whitened(30, 4, 13);
   for (std::size_t i = 0; i < data.n; ++i)
@@ -190,8 +190,10 @@ TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
   options.seed = 4;
   options.threads = 1;
   options.share_pair_laws = false;
+  options.skip_negligible_pairs = false;
   const SmcResult own = run_smc(data, 0.1, options);
   options.share_pair_laws = true;
+  options.skip_negligible_pairs = true;
   const SmcResult shared = run_smc(data, 0.1, options);
   options.threads = 2;
   const SmcResult two_threads = run_smc(data, 0.1, options);

@@ -42,8 +42,20 @@ bool has_one_offset(const SharedDimensions& shared) {
          shared.offset.end();
 }
 
-double log_mass_upper_bound(const SharedDimensions& shared, double rate) {
+double log_mass_upper_bound(double dims, double energy, double smallest_offset,
+                            double largest_offset, double rate) {
   constexpr double kTheta = 0.9;
+  if (!(smallest_offset > 0.0) || !std::isfinite(largest_offset)) return kInf;
+  const double reduced = energy * (smallest_offset / largest_offset);  // E'
+  const double slope = kTheta * rate;
+  // The positive root of slope u^2 + K u - E' = 0, without cancellation; at least r_min.
+  const double root = 2.0 * reduced / (dims + std::sqrt(dims * dims + 4.0 * slope * reduced));
+  const double u = std::max(root, smallest_offset);
+  return -std::log((1.0 - kTheta) * rate) - 0.5 * slope * (u - smallest_offset) -
+         0.5 * dims * std::log(u) - reduced / (2.0 * u);
+}
+
+double log_mass_upper_bound(const SharedDimensions& shared, double rate) {
   const std::size_t dims = shared.offset.size();
   if (dims == 0) return -std::log(rate);
   double energy = 0.0, constant = 0.0;
@@ -54,15 +66,8 @@ double log_mass_upper_bound(const SharedDimensions& shared, double rate) {
     smallest = std::min(smallest, shared.offset[j]);
     largest = std::max(largest, shared.offset[j]);
   }
-  if (!(smallest > 0.0) || !std::isfinite(largest)) return kInf;
-  const double k = static_cast<double>(dims);
-  const double reduced = energy * (smallest / largest);  // E'
-  const double slope = kTheta * rate;
-  // The positive root of slope u^2 + k u - E' = 0, without cancellation; at least r_min.
-  const double root = 2.0 * reduced / (k + std::sqrt(k * k + 4.0 * slope * reduced));
-  const double u = std::max(root, smallest);
-  return constant - std::log((1.0 - kTheta) * rate) - 0.5 * slope * (u - smallest) -
-         0.5 * k * std::log(u) - reduced / (2.0 * u);
+  return constant +
+         log_mass_upper_bound(static_cast<double>(dims), energy, smallest, largest, rate);
 }
 
 double single_offset_log_mass(const SharedDimensions& shared, double rate) {

@@ -46,6 +46,10 @@ bool has_one_offset(const SharedDimensions& shared);
 // a few tens of nats of log G_C where pairs lie far apart, which is all that PostPost needs it
 // for: telling pairs whose mass cannot matter (law_proposal_system.hpp).
 double log_mass_upper_bound(const SharedDimensions& shared, double rate);
+// The same bound less the constant c, from K dimensions, E = sum Delta_j^2 and the smallest and
+// largest offsets (the complete-data case has r_min = r_max): +inf where r_min is not > 0.
+double log_mass_upper_bound(double dims, double energy, double smallest_offset,
+                            double largest_offset, double rate);
 
 class BrownianDurationLaw final : public AdaptiveDurationLaw {
  public:

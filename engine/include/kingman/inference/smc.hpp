@@ -30,10 +30,14 @@ struct SmcOptions {
   // same bits either way.
   bool share_pair_kernels = true;
   // PostPost where pair masses come from duration laws (data with missing entries, binary data
-  // with per-column rates): one law per step for each pair that several states list, and pairs
-  // whose masses cannot matter (below e^-46 of the total in all) left out
-  // (engine/src/inference/smc/law_proposal_system.hpp). Speed only: masses agree to ~1e-13.
+  // with per-column rates): one law per step for each pair that several states list
+  // (engine/src/inference/smc/step_pair_laws.hpp). Speed only: masses agree to ~1e-13.
   bool share_pair_laws = true;
+  // PostPost on Brownian data: pairs whose masses cannot matter, by a cheap upper bound on each
+  // (below e^-46 of the state's total in all), are left out, as if their masses were 0. Speed
+  // only: the total changes far below its rounding, and such a pair would be drawn with
+  // probability below 1e-20.
+  bool skip_negligible_pairs = true;
   bool verbose = false;  // progress lines on stderr
 };
 

@@ -111,6 +111,7 @@ class LawProposalSystem final : public ParticleSystem {
         n_(model_.leaf_count()),
         proposal_(options.proposal),
         share_laws_(options.share_pair_laws),
+        skip_negligible_(options.skip_negligible_pairs),
         seed_(options.seed),
         particles_(options.particles),
         next_(options.particles) {
@@ -207,7 +208,7 @@ class LawProposalSystem final : public ParticleSystem {
     // PostPost: which pairs' masses can matter, by the model's bounds (mark_needed_pairs).
     needed_ready_ = false;
     if constexpr (kHasMassBound) {
-      if (proposal_ == Algorithm::postpost && share_laws_) {
+      if (proposal_ == Algorithm::postpost && skip_negligible_) {
         mark_needed_pairs(m, lambda);
         needed_ready_ = true;
       }
@@ -436,7 +437,8 @@ class LawProposalSystem final : public ParticleSystem {
   Model model_;
   std::size_t n_;
   Algorithm proposal_;
-  bool share_laws_;  // PostPost: shared laws and bounds (SmcOptions::share_pair_laws)
+  bool share_laws_;       // PostPost: SmcOptions::share_pair_laws
+  bool skip_negligible_;  // PostPost: SmcOptions::skip_negligible_pairs
   std::uint64_t seed_;
   std::vector<State> particles_, next_;
   ClusterPool<Node> pool_;                        // every particle's clusters

@@ -11,6 +11,7 @@
 #include <numbers>
 #include <vector>
 
+#include "../../model/brownian_duration_law.hpp"
 #include "kingman/error.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/log_sum_exp.hpp"
@@ -94,6 +95,12 @@ class PairDensities {
              kernels::log_gig_upper_integral_scaled(shape_, eps, lambda, offset);
     }
     return constant_ + kernels::log_gig_normalizer(shape_, eps, lambda);
+  }
+
+  // An upper bound on log G_C for a few operations (log_mass_upper_bound with one offset; in
+  // delta's measure the constant is constant_ + log 2): +inf where r_C = 0.
+  double log_mass_bound(double eps, double offset, double lambda) const {
+    return constant_ + std::numbers::ln2 + log_mass_upper_bound(dims_, eps, offset, offset, lambda);
   }
 
   // MPost1's score: G_C with the complete integral I(0) in place of I(r_C).
@@ -588,6 +595,38 @@ void build_candidates(const ParticleState& state, const StepContext& context,
   tail_index.assign(m, StepPairTails::kNoIndex);
   if (tails)
     for (std::size_t x = 0; x < m; ++x) tail_index[x] = tails->index_of(*state.live[x]);
+  auto postpost_mass = [&](std::size_t x, std::size_t y, double eps, double offset) {
+    const bool shared =
+        tail_index[x] != StepPairTails::kNoIndex && tail_index[y] != StepPairTails::kNoIndex;
+    return shared
+               ? density.log_pair_mass(eps, offset, tails->tail(tail_index[x], tail_index[y], eps))
+               : density.log_pair_mass(eps, offset, lambda);
+  };
+  // PostPost: the pairs whose masses cannot matter are left out (mass 0). With L the exact mass
+  // of the pair of largest bound, a pair whose bound lies below L - 46 - log(pairs) has a mass
+  // below e^-46 / (pair count) of the total, so those left out sum to at most e^-46 ~ 1e-20 of
+  // it, far below its rounding, and such a pair would have been drawn with probability below
+  // 1e-20. The bound costs a sqrt and two logs, the mass an incomplete GIG integral.
+  thread_local std::vector<double> bounds;
+  double cutoff = -std::numeric_limits<double>::infinity();
+  if (proposal == Algorithm::postpost && context.skip_negligible_pairs) {
+    bounds.resize(count);
+    std::size_t best = 0, best_x = 0, best_y = 1;
+    for (std::size_t x = 0, at = 0; x < m; ++x) {
+      for (std::size_t y = x + 1; y < m; ++y, ++at) {
+        bounds[at] = density.log_mass_bound(cache.eps(*state.live[x], *state.live[y]),
+                                            offsets[x] + offsets[y], lambda);
+        if (bounds[at] > bounds[best]) {
+          best = at;
+          best_x = x;
+          best_y = y;
+        }
+      }
+    }
+    cutoff = postpost_mass(best_x, best_y, cache.eps(*state.live[best_x], *state.live[best_y]),
+                           offsets[best_x] + offsets[best_y]) -
+             46.0 - std::log(static_cast<double>(count));
+  }
   std::size_t at = 0;
   for (std::size_t x = 0; x < m; ++x) {
     const ClusterNode& a = *state.live[x];
@@ -598,11 +637,9 @@ void build_candidates(const ParticleState& state, const StepContext& context,
           tail_index[x] != StepPairTails::kNoIndex && tail_index[y] != StepPairTails::kNoIndex;
       switch (proposal) {
         case Algorithm::postpost: {
-          const double eps = cache.eps(a, b);
-          candidates.log_score[at] =
-              shared ? density.log_pair_mass(eps, offset,
-                                             tails->tail(tail_index[x], tail_index[y], eps))
-                     : density.log_pair_mass(eps, offset, lambda);
+          candidates.log_score[at] = bounds.size() == count && bounds[at] < cutoff
+                                         ? -std::numeric_limits<double>::infinity()
+                                         : postpost_mass(x, y, cache.eps(a, b), offset);
           break;
         }
         case Algorithm::mpost1: {

@@ -31,6 +31,9 @@ struct StepContext {
   // PostPost and MPost1: the pair kernels shared by this step's states, or null (each state
   // computes its own).
   const StepPairTails* pair_tails = nullptr;
+  // PostPost: pairs whose masses cannot matter left out by an upper bound on each mass
+  // (SmcOptions::skip_negligible_pairs).
+  bool skip_negligible_pairs = true;
 };
 
 // Weights of a discrete proposal, with per-block sums for drawing in O(P / kBlock + kBlock).

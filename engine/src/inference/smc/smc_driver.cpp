@@ -110,6 +110,7 @@ class ProposalSystem final : public detail::ParticleSystem {
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
         sources_(options.particles) {
+    context_.skip_negligible_pairs = options.skip_negligible_pairs;
     // Leaves are shared by every particle, in one block of the pool.
     std::vector<detail::ClusterNode> leaf_nodes(data.n);
     for (std::size_t i = 0; i < data.n; ++i) {
