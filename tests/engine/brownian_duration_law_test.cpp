@@ -174,6 +174,48 @@ TEST(BrownianDurationLaw, MassUpperBoundHolds) {
   EXPECT_DOUBLE_EQ(log_mass_upper_bound(SharedDimensions{}, 3.0), -std::log(3.0));
 }
 
+// log_lower_share_upper_bound bounds the share of the mass below delta0 from above: at the
+// law's own quantiles (shares from 1e-12 to 0.99), for one offset and several, small and large
+// rates; and it is small where the share is small (the race skips clocks by it).
+TEST(BrownianDurationLaw, LowerShareUpperBoundHolds) {
+  kernels::RandomStream stream(8, 0, 0);
+  double worst_useful = -std::numeric_limits<double>::infinity();
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t k = 1 + stream.below(12);
+    const bool one_offset = trial % 4 == 0;
+    const double common = std::exp(-5.0 + 6.0 * stream.uniform());
+    const double spread = std::exp(-3.0 + 6.0 * stream.uniform());
+    std::vector<double> offsets(k), deltas(k);
+    double energy = 0.0, smallest = INFINITY, largest = 0.0;
+    for (std::size_t j = 0; j < k; ++j) {
+      offsets[j] = one_offset ? common * 1.0000001 : std::exp(-5.0 + 6.0 * stream.uniform());
+      deltas[j] = spread * 2.0 * (stream.uniform() - 0.5);
+      energy += deltas[j] * deltas[j];
+      smallest = std::min(smallest, offsets[j]);
+      largest = std::max(largest, offsets[j]);
+    }
+    if (one_offset) offsets[0] = common;  // two offsets, nearly equal: a law is built
+    const double lambda = trial % 3 == 0 ? 1.0 : std::exp(-1.0 + 8.0 * stream.uniform());
+    const BrownianDurationLaw law(dimensions(offsets, deltas), lambda, 0.0);
+    for (const double share : {1e-12, 1e-6, 1e-2, 0.3, 0.99}) {
+      const double delta0 = law.draw(share);
+      const double bound = log_lower_share_upper_bound(
+          static_cast<double>(k), energy, std::min(smallest, common), largest, lambda, delta0);
+      EXPECT_GE(bound, std::log(share) - 1e-9)
+          << "trial " << trial << ", share " << share << ", delta0 " << delta0;
+      if (share == 1e-12 && one_offset)
+        worst_useful = std::max(worst_useful, bound - std::log(share));
+    }
+  }
+  // Where the offsets nearly coincide, at a share of 1e-12 the bound stays within e^20 of it
+  // (below 1e-3): it tells the clocks that cannot ring in time. (Offsets that differ by a factor
+  // rho lose up to (K/2) log rho and a factor rho of the exponent E / 2u: hundreds of nats
+  // where rho is in the hundreds.)
+  EXPECT_LT(worst_useful, 20.0);
+  EXPECT_EQ(log_lower_share_upper_bound(2.0, 1.0, 0.0, 1.0, 1.0, 0.5),
+            std::numeric_limits<double>::infinity());
+}
+
 TEST(BrownianDurationLaw, NoSharedDimensionIsExponential) {
   const BrownianDurationLaw law(SharedDimensions{}, 3.0, 0.0);
   EXPECT_DOUBLE_EQ(law.log_mass(), -std::log(3.0));

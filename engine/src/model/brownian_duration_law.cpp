@@ -55,6 +55,38 @@ double log_mass_upper_bound(double dims, double energy, double smallest_offset,
          0.5 * dims * std::log(u) - reduced / (2.0 * u);
 }
 
+double log_lower_share_upper_bound(double dims, double energy, double smallest_offset,
+                                   double largest_offset, double rate, double delta0) {
+  if (!(smallest_offset > 0.0) || !std::isfinite(largest_offset) || !(delta0 > 0.0)) return kInf;
+  const double r = smallest_offset;
+  const double log_ratio = std::log(largest_offset / smallest_offset);
+  // The positive root u of rate u^2 + dims u - e = 0, where a log integrand's slope in delta,
+  // -rate - dims / u + e / u^2, vanishes; 0 for e = 0.
+  auto peak = [&](double e) { return 2.0 * e / (dims + std::sqrt(dims * dims + 4.0 * rate * e)); };
+  auto log_upper = [&](double u) {
+    return -0.5 * rate * (u - r) - 0.5 * dims * std::log(u) -
+           energy * (r / largest_offset) / (2.0 * u);
+  };
+  auto log_lower = [&](double delta) {
+    const double u = r + 2.0 * delta;
+    return -rate * delta - 0.5 * dims * (std::log(u) + log_ratio) - energy / (2.0 * u);
+  };
+  // The upper integrand's largest value on [0, delta0].
+  const double u_top = std::clamp(peak(energy * (r / largest_offset)), r, r + 2.0 * delta0);
+  const double log_below = std::log(delta0) + log_upper(u_top);
+  // The lower integrand's peak and curvature: slope and its derivative in delta.
+  const double mode = std::max(0.0, 0.5 * (peak(energy) - r));
+  const double u = r + 2.0 * mode;
+  const double slope = -rate - dims / u + energy / (u * u);
+  const double curvature = (2.0 * dims - 4.0 * energy / u) / (u * u);
+  double half_width = mode > 0.0 ? 1.0 / std::sqrt(std::max(-curvature, 1e-300))
+                                 : 1.0 / (std::abs(slope) + std::sqrt(std::abs(curvature)));
+  if (!(half_width > 0.0) || !std::isfinite(half_width)) return kInf;
+  const double a = std::max(0.0, mode - half_width), b = mode + half_width;
+  const double log_mass_below = std::log(b - a) + std::min(log_lower(a), log_lower(b));
+  return log_below - log_mass_below + std::numbers::ln2;
+}
+
 double log_mass_upper_bound(const SharedDimensions& shared, double rate) {
   const std::size_t dims = shared.offset.size();
   if (dims == 0) return -std::log(rate);

@@ -51,6 +51,19 @@ double log_mass_upper_bound(const SharedDimensions& shared, double rate);
 double log_mass_upper_bound(double dims, double energy, double smallest_offset,
                             double largest_offset, double rate);
 
+// An upper bound on the log of the share of the mass that lies below delta0 > 0,
+// log(integral_0^delta0 f / G_C), for a few operations (+inf where r_min is not > 0): with u,
+// E' and r_min, r_max as above, and rho = r_max / r_min, the density lies between e^c times
+//   g_upper(delta) = e^{-lambda delta} u^{-K/2} e^{-E' / (2u)}  and
+//   g_lower(delta) = e^{-lambda delta} (rho u)^{-K/2} e^{-E / (2u)},
+// so the share is at most delta0 max_[0, delta0] g_upper over a lower bound on the integral
+// of g_lower: g_lower is unimodal (its log's slope, -lambda - K/u + E/u^2, changes sign once),
+// so over any interval [a, b] its integral is at least (b - a) min(g_lower(a), g_lower(b));
+// the interval is its peak, as wide as its curvature there. Then times 2, for rounding. The
+// race skips the clocks it shows cannot ring before a threshold (missing_smc.cpp).
+double log_lower_share_upper_bound(double dims, double energy, double smallest_offset,
+                                   double largest_offset, double rate, double delta0);
+
 class BrownianDurationLaw final : public AdaptiveDurationLaw {
  public:
   BrownianDurationLaw() = default;

@@ -276,8 +276,9 @@ class MissingProposalModel : public MissingDataModel {
 // The race's parts (race_engine.hpp). A pair whose k >= 1 shared dimensions have one offset has
 // the complete-data clock law with d = k (a truncated GIG, RateOnePair of race.cpp: its clock by
 // inversion below a cut and rejection above, its skip bound, its kill factor's cheap tiers);
-// other pairs have the adaptive law, with no cheap bound on its distribution function, so rows
-// draw those clocks.
+// other pairs have the adaptive law, built only for the clocks that rows draw: a clock that
+// cannot ring before a row's threshold is skipped by a bound on its law's distribution function
+// (log_lower_share_upper_bound), and rows rank those pairs by the peak of the bound's density.
 class MissingRaceModel : public MissingDataModel {
  public:
   using State = LiveParticleState<Node>;
@@ -288,6 +289,9 @@ class MissingRaceModel : public MissingDataModel {
     // With one offset (dims >= 1): the complete-data law's parameters at creation.
     std::size_t dims = 0;
     double eps = 0.0, mode = 0.0, offset = 0.0;
+    // With several offsets (dims = 0, shared > 0): their count, squared distance and range.
+    std::size_t shared = 0;
+    double energy = 0.0, smallest = 0.0, largest = 0.0;
   };
 
   MissingRaceModel(const WhitenedData& data, double leaf_variance)
@@ -307,19 +311,39 @@ class MissingRaceModel : public MissingDataModel {
       law.mode = rate_one_[law.dims].mode(law.eps);
       if (law.eps == 0.0 && law.offset == 0.0 && rate_one_[law.dims].shape() <= 0.0)
         single_offset_log_mass(dims, 1.0);  // throws: the density is not integrable
+    } else if (!dims.offset.empty()) {
+      law.shared = dims.offset.size();
+      law.smallest = *std::min_element(dims.offset.begin(), dims.offset.end());
+      law.largest = *std::max_element(dims.offset.begin(), dims.offset.end());
+      for (const double d2 : dims.squared_delta) law.energy += d2;
     }
     return law;
   }
 
-  // The clock at the GIG mode where known; else the creation time.
+  // The clock at the GIG mode where known; with several offsets, at the peak of the upper
+  // bound's density (log_lower_share_upper_bound); else the creation time.
   double typical(const Law& law) const {
-    if (law.dims == 0) return law.created;
-    return law.created - 0.5 * std::max(0.0, law.mode - law.offset);
+    if (law.dims > 0) return law.created - 0.5 * std::max(0.0, law.mode - law.offset);
+    if (law.shared == 0) return law.created;
+    const double k = static_cast<double>(law.shared);
+    const double reduced = law.energy * (law.smallest / law.largest);
+    const double peak = 2.0 * reduced / (k + std::sqrt(k * k + 4.0 * reduced));
+    return law.created - 0.5 * std::max(0.0, peak - law.smallest);
   }
 
   double not_after_threshold(const Law& law, double theta) const {
     if (theta >= law.created) return 0.0;
-    if (law.dims == 0) return 1.0;
+    if (law.dims == 0) {
+      // The clock is created - delta with delta the law's w-quantile: at most theta once the
+      // share of the mass below created - theta is at most w.
+      if (law.shared == 0) return 1.0;
+      const double log_share =
+          log_lower_share_upper_bound(static_cast<double>(law.shared), law.energy, law.smallest,
+                                      law.largest, 1.0, law.created - theta);
+      // e^-700 is below any uniform's resolution (2^-53 steps).
+      if (log_share < -700.0) return 0.0;
+      return log_share < 0.0 ? std::exp(log_share) : 1.0;
+    }
     return rate_one_[law.dims].not_after_threshold(law.eps, law.mode, law.offset, law.created,
                                                    theta);
   }
@@ -351,6 +375,16 @@ class MissingRaceModel : public MissingDataModel {
       const double offset = dims.offset.front();
       return rate_one_[dims.offset.size()].log_kill_factor(eps, offset, offset + 2.0 * delta,
                                                            delta);
+    }
+    // -log(1 - F) with F the law's share below delta: where F <= e^-40 it lies within
+    // 5e-18 of 0, below the rounding of the weight it joins, and the law is not built.
+    if (!dims.offset.empty()) {
+      double energy = 0.0;
+      for (const double d2 : dims.squared_delta) energy += d2;
+      const auto [smallest, largest] = std::minmax_element(dims.offset.begin(), dims.offset.end());
+      if (log_lower_share_upper_bound(static_cast<double>(dims.offset.size()), energy, *smallest,
+                                      *largest, 1.0, delta) < -40.0)
+        return -delta;
     }
     const BrownianDurationLaw& duration = build(merged, other, birth);
     return -delta + (duration.log_mass() - duration.log_upper(delta));
