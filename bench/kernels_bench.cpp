@@ -274,6 +274,18 @@ void bench_exp_array(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
 }
 BENCHMARK(bench_exp_array);
+void bench_exp_with_complement_array(benchmark::State& state) {
+  const std::vector<double> x = bessel_arguments(1000);
+  std::vector<double> y(x.size()), e(x.size()), complement(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = -x[i];
+  for (auto _ : state) {
+    exp_with_complement_array(y.data(), e.data(), complement.data(), y.size());
+    benchmark::DoNotOptimize(e.data());
+    benchmark::DoNotOptimize(complement.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(y.size()));
+}
+BENCHMARK(bench_exp_with_complement_array);
 void bench_log_libm(benchmark::State& state) {
   const std::vector<double> x = bessel_arguments(1000);
   std::vector<double> out(x.size());

@@ -1,6 +1,9 @@
 #include "kingman/kernels/vector_math.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "vector_clones.hpp"
@@ -42,6 +45,27 @@ void exp_array(const double* x, double* out, std::size_t count) {
   in_blocks(
       x, out, count, 0.0,
       [](double v) __attribute__((always_inline)) { return detail::exp_or_zero(v); });
+}
+
+KINGMAN_VECTOR_CLONES
+void exp_with_complement_array(const double* y, double* e, double* complement, std::size_t count) {
+  // y = k ln 2 + r, |r| <= ln(2) / 2: e^y = 2^k (1 + expm1 r), and 1 - e^y = (1 - 2^k) - 2^k
+  // expm1 r, both without cancellation (k <= 0). A plain loop over the elements: each output
+  // is a pure function of its own input, so the lanes get the scalar's bits.
+  for (std::size_t i = 0; i < count; ++i) {
+    const double value = std::min(std::max(y[i], -708.0), 0.0);
+    const double shifted = value * detail::kLog2E + detail::kRoundingShift;
+    const double k = shifted - detail::kRoundingShift;
+    const double r = (value - k * detail::kLn2High) - k * detail::kLn2Low;
+    double even, odd;
+    detail::expm1_series_parts(r, even, odd);
+    const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(shifted) -
+                                 std::bit_cast<std::uint64_t>(detail::kRoundingShift);
+    const double scale = std::bit_cast<double>((k_bits + 1023) << 52);
+    const double expm1_r = odd + even;
+    e[i] = scale * (1.0 + expm1_r);
+    complement[i] = (1.0 - scale) - scale * expm1_r;
+  }
 }
 
 KINGMAN_VECTOR_CLONES

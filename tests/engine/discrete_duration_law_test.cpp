@@ -266,6 +266,48 @@ TEST(DiscreteDurationLaw, DrawsPassKolmogorovSmirnov) {
   }
 }
 
+// The batched density (vectorized exps and logs, a column at a time) against log_density
+// (libm per column), with one rate and per-column rates, at delta = 0 where a disagreeing
+// column makes it -inf (the batch's scalar way), and where the exponentials underflow.
+TEST(DiscreteDurationLaw, BatchedDensityMatchesTheScalarOne) {
+  kernels::RandomStream stream(31, 0, 0);
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t columns = 1 + stream.below(40);
+    Columns c;
+    for (std::size_t k = 0; k < columns; ++k) {
+      c.overlaps.push_back(stream.below(5) == 0 ? 0.0 : std::exp(4.0 * (stream.uniform() - 0.3)));
+      c.rates.push_back(trial % 2 ? 0.7 : std::exp(2.0 * (stream.uniform() - 0.5)));
+    }
+    c.time_l = -stream.uniform();
+    c.time_r = trial % 3 == 0 ? 0.0 : -stream.uniform();
+    c.start = std::min(c.time_l, c.time_r) - (trial % 4 == 0 ? 0.0 : stream.uniform());
+    const DiscreteDurationLaw law(pair_of(c), 1.0 + 20.0 * stream.uniform(), c.start);
+    std::vector<double> deltas = {0.0, 1e-12, 1e-6, 1e-3, 0.05, 0.5, 3.0, 40.0, 400.0};
+    for (int k = 0; k < 23; ++k) deltas.push_back(2.0 * stream.uniform());
+    std::vector<double> batch(deltas.size());
+    law.log_density_batch(deltas.data(), batch.data(), deltas.size());
+    for (std::size_t i = 0; i < deltas.size(); ++i) {
+      const double scalar = law.log_density(deltas[i]);
+      if (std::isinf(scalar)) {
+        EXPECT_EQ(batch[i], scalar) << "trial " << trial << ", delta " << deltas[i];
+      } else {
+        // A few ulps per column and for the rate term.
+        EXPECT_NEAR(batch[i], scalar,
+                    1e-15 * (static_cast<double>(columns) + 1.0) * std::max(1.0, std::abs(scalar)))
+            << "trial " << trial << ", delta " << deltas[i];
+      }
+    }
+  }
+  // Two disagreeing leaves: density 0 at delta = 0, in a batch with positive values.
+  const DiscreteDurationLaw leaves(pair_of({{0.0, 2.5}, {1.0, 0.5}, 0.0, 0.0, 0.0}), 2.0, 0.0);
+  const double deltas[3] = {0.3, 0.0, 1.0};
+  double batch[3];
+  leaves.log_density_batch(deltas, batch, 3);
+  EXPECT_EQ(batch[1], -INFINITY);
+  EXPECT_NEAR(batch[0], leaves.log_density(0.3), 1e-14);
+  EXPECT_NEAR(batch[2], leaves.log_density(1.0), 1e-14);
+}
+
 TEST(DiscreteDurationLaw, DensityAndArguments) {
   const Columns c{{0.0, 2.5}, {1.0, 0.5}, 0.0, 0.0, 0.0};
   DiscreteDurationLaw law(pair_of(c), 2.0, 0.0);

@@ -78,6 +78,42 @@ TEST(VectorMath, ExpArrayMatchesLibm) {
   for (double v : zero) EXPECT_EQ(v, 0.0);
 }
 
+// exp_with_complement_array against libm's exp and -expm1, across (-708, 0] and close to 0,
+// where 1 - exp(y) would cancel: both within a few ulps relative.
+TEST(VectorMath, ExpWithComplementMatchesLibm) {
+  std::mt19937_64 engine(23);
+  std::uniform_real_distribution<double> argument(-708.0, 0.0), exponent(-300.0, 0.0);
+  std::vector<double> y;
+  for (int k = 0; k < 20000; ++k) y.push_back(argument(engine));
+  for (int k = 0; k < 20000; ++k) y.push_back(-std::pow(10.0, exponent(engine)));
+  for (double v : {0.0, -0.0, -1e-300, -0.5 * std::log(2.0), -std::log(2.0), -1.0, -708.0})
+    y.push_back(v);
+  std::vector<double> e(y.size()), complement(y.size());
+  exp_with_complement_array(y.data(), e.data(), complement.data(), y.size());
+  double worst_exp = 0.0, worst_complement = 0.0;
+  for (std::size_t k = 0; k < y.size(); ++k) {
+    const double want_exp = std::exp(y[k]), want_complement = -std::expm1(y[k]);
+    const double exp_error = std::abs(e[k] - want_exp) / want_exp;
+    const double complement_error =
+        want_complement == 0.0 ? std::abs(complement[k])
+                               : std::abs(complement[k] - want_complement) / want_complement;
+    worst_exp = std::max(worst_exp, exp_error);
+    worst_complement = std::max(worst_complement, complement_error);
+    EXPECT_LE(exp_error, 6e-16) << "y=" << y[k];
+    EXPECT_LE(complement_error, 6e-16) << "y=" << y[k];
+  }
+  std::printf("exp_with_complement_array: worst relative errors %.3g, %.3g\n", worst_exp,
+              worst_complement);
+  // Below -708: taken as -708.
+  const std::vector<double> tiny = {-720.0, -1e300};
+  std::vector<double> small(2), one(2);
+  exp_with_complement_array(tiny.data(), small.data(), one.data(), tiny.size());
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_LE(small[k], 4e-308);
+    EXPECT_EQ(one[k], 1.0);
+  }
+}
+
 TEST(VectorMath, SqrtArrayIsCorrectlyRounded) {
   std::vector<double> x = log_arguments();
   x.push_back(0.0);
@@ -95,7 +131,10 @@ TEST(VectorMath, ArrayKernelsGiveTheSameBitsInEveryPosition) {
   for (double& v : x) v = argument(engine);
   std::vector<double> positive(64);
   for (std::size_t k = 0; k < 64; ++k) positive[k] = std::exp2(x[k]);
-  std::vector<double> exp_all(64), log_all(64), sqrt_all(64);
+  std::vector<double> exp_all(64), log_all(64), sqrt_all(64), pair_all(64), complement_all(64);
+  std::vector<double> negative(64);
+  for (std::size_t k = 0; k < 64; ++k) negative[k] = -std::abs(x[k]);
+  exp_with_complement_array(negative.data(), pair_all.data(), complement_all.data(), 64);
   exp_array(x.data(), exp_all.data(), 64);
   log_array(positive.data(), log_all.data(), 64);
   sqrt_array(positive.data(), sqrt_all.data(), 64);
@@ -106,7 +145,11 @@ TEST(VectorMath, ArrayKernelsGiveTheSameBitsInEveryPosition) {
       std::vector<double> logs(count), roots(count);
       log_array(positive.data() + first, logs.data(), count);
       sqrt_array(positive.data() + first, roots.data(), count);
+      std::vector<double> exps(count), complements(count);
+      exp_with_complement_array(negative.data() + first, exps.data(), complements.data(), count);
       for (std::size_t k = 0; k < count; ++k) {
+        EXPECT_EQ(exps[k], pair_all[first + k]) << "count " << count << ", entry " << first + k;
+        EXPECT_EQ(complements[k], complement_all[first + k]) << "count " << count;
         EXPECT_EQ(part[k], exp_all[first + k]) << "count " << count << ", entry " << first + k;
         EXPECT_EQ(logs[k], log_all[first + k]) << "count " << count << ", entry " << first + k;
         EXPECT_EQ(roots[k], sqrt_all[first + k]) << "count " << count << ", entry " << first + k;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
 
@@ -53,6 +56,38 @@ double DiscreteDurationLaw::log_density(double delta) const {
     }
   }
   return log_f + z.log();
+}
+
+void DiscreteDurationLaw::log_density_batch(const double* deltas, double* out,
+                                            std::size_t count) const {
+  for (std::size_t i = 0; i < count; ++i) out[i] = -lambda_ * deltas[i];
+  if (columns_.empty()) return;
+  thread_local std::vector<double> y, x, one_minus_x, z;
+  y.resize(count);
+  x.resize(count);
+  one_minus_x.resize(count);
+  z.resize(count);
+  auto exps = [&](const Column& c) {
+    for (std::size_t i = 0; i < count; ++i) y[i] = c.log_x_start - 2.0 * c.rate * deltas[i];
+    kernels::exp_with_complement_array(y.data(), x.data(), one_minus_x.data(), count);
+  };
+  if (common_rate_) exps(columns_.front());
+  for (const Column& c : columns_) {
+    if (!common_rate_) exps(c);
+    // Z^d = (1 - x) + x S_d: two terms >= 0. log_array takes positive normal numbers: a Z^d of
+    // 0 (x = 1 with S_d = 0, at delta = 0) or below the smallest normal goes the scalar way.
+    bool tiny = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      z[i] = one_minus_x[i] + x[i] * c.overlap;
+      tiny |= !(z[i] >= std::numeric_limits<double>::min());
+    }
+    if (tiny) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = log_density(deltas[i]);
+      return;
+    }
+    kernels::log_array(z.data(), z.data(), count);
+    for (std::size_t i = 0; i < count; ++i) out[i] += z[i];
+  }
 }
 
 double DiscreteDurationLaw::log_tail_bound(double length) const {

@@ -17,6 +17,11 @@ void log_array(const double* x, double* out, std::size_t count);
 // are 0. `out` may alias `x`.
 void exp_array(const double* x, double* out, std::size_t count);
 
+// For y[i] <= 0: e[i] = exp(y[i]) and complement[i] = 1 - exp(y[i]) = -expm1(y[i]), each
+// within a few ulps relative (so the complement keeps its precision as y -> 0, where 1 - e[i]
+// would cancel); y[i] below -708 is taken as -708 (e ~ 3e-308). Neither output may alias y.
+void exp_with_complement_array(const double* y, double* e, double* complement, std::size_t count);
+
 // out[i] = sqrt(x[i]) (correctly rounded, as std::sqrt) for x[i] >= 0, vectorized. `out` may
 // alias `x`.
 void sqrt_array(const double* x, double* out, std::size_t count);
