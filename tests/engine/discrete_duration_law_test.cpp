@@ -308,6 +308,39 @@ TEST(DiscreteDurationLaw, BatchedDensityMatchesTheScalarOne) {
   EXPECT_NEAR(batch[2], leaves.log_density(1.0), 1e-14);
 }
 
+// log_lower_share_upper_bound bounds the share of the mass below delta0 from above, at the
+// law's own quantiles (shares 1e-12 … 0.99), for per-column and common rates, rate 1 (the
+// race's) and larger; and it is small where the share is: for two leaves that disagree on 20
+// of 30 columns, the share below 0.01 is bounded below 1e-10.
+TEST(DiscreteDurationLaw, LowerShareUpperBoundHolds) {
+  kernels::RandomStream stream(37, 0, 0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t columns = 1 + stream.below(30);
+    Columns c;
+    for (std::size_t k = 0; k < columns; ++k) {
+      c.overlaps.push_back(stream.below(4) == 0 ? 0.0 : std::exp(3.0 * (stream.uniform() - 0.4)));
+      c.rates.push_back(trial % 2 ? 0.8 : std::exp(2.0 * (stream.uniform() - 0.5)));
+    }
+    c.time_l = -stream.uniform();
+    c.time_r = -stream.uniform();
+    c.start = std::min(c.time_l, c.time_r);
+    const double rate = trial % 3 == 0 ? 1.0 : std::exp(4.0 * stream.uniform());
+    const DiscreteDurationLaw law(pair_of(c), rate, c.start);
+    for (const double share : {1e-12, 1e-6, 1e-2, 0.3, 0.99}) {
+      const double delta0 = law.draw(share);
+      EXPECT_GE(log_lower_share_upper_bound(pair_of(c), rate, c.start, delta0),
+                std::log(share) - 1e-9)
+          << describe(c, rate) << " share " << share;
+    }
+  }
+  Columns far;
+  for (std::size_t k = 0; k < 30; ++k) {
+    far.overlaps.push_back(k < 20 ? 0.0 : 2.0);
+    far.rates.push_back(0.5 + 0.05 * static_cast<double>(k));
+  }
+  EXPECT_LT(log_lower_share_upper_bound(pair_of(far), 1.0, 0.0, 0.01), std::log(1e-10));
+}
+
 TEST(DiscreteDurationLaw, DensityAndArguments) {
   const Columns c{{0.0, 2.5}, {1.0, 0.5}, 0.0, 0.0, 0.0};
   DiscreteDurationLaw law(pair_of(c), 2.0, 0.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,60 @@
 #include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
+
+double log_lower_share_upper_bound(const DiscretePair& pair, double rate, double start_time,
+                                   double delta0) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!(delta0 > 0.0) || !(rate > 0.0)) return kInf;
+  const double offset = (start_time - pair.latest_time()) * 2.0 -
+                        (pair.time_sum() - 2.0 * pair.latest_time());  // 2 T0 - t_l - t_r <= 0
+  // At a point delta: the sums of log Z^d over the columns where Z^d rises (S_d < 1) and where
+  // it falls (S_d > 1); on [a, b] the density is at most e^{-rate a} e^{rising(b) + falling(a)}
+  // and at least e^{-rate b} e^{rising(a) + falling(b)}.
+  struct Sums {
+    double rising = 0.0, falling = 0.0;
+  };
+  auto sums_at = [&](double delta) {
+    Sums sums;
+    for (std::size_t k = 0; k < pair.shared_columns(); ++k) {
+      const double overlap = pair.overlap(k);
+      if (overlap == 1.0) continue;
+      const double y = pair.rate(k) * (std::min(offset, 0.0) - 2.0 * delta);
+      const double log_z = std::log(-std::expm1(y) + std::exp(y) * overlap);
+      (overlap < 1.0 ? sums.rising : sums.falling) += log_z;
+    }
+    return sums;
+  };
+  auto log_add = [](double a, double b) {
+    if (a < b) std::swap(a, b);
+    return b == -kInf ? a : a + std::log1p(std::exp(b - a));
+  };
+  // The mass below delta0, piece by piece: [0, delta0 / 64], then doubling to delta0.
+  constexpr int kPieces = 7;
+  double log_below = -kInf;
+  Sums left = sums_at(0.0);
+  double a = 0.0;
+  for (int i = kPieces - 1; i >= 0; --i) {
+    const double b = std::ldexp(delta0, -i);
+    const Sums right = sums_at(b);
+    log_below = log_add(log_below, std::log(b - a) - rate * a + right.rising + left.falling);
+    left = right;
+    a = b;
+  }
+  // The whole mass: at least the sum over pieces 0, w/16, w/8, ... out to 64 w (w = 1 / rate).
+  const double width = 1.0 / rate;
+  double log_mass = -kInf;
+  left = sums_at(0.0);
+  a = 0.0;
+  for (double b = width / 16.0; b <= 64.0 * width; b *= 2.0) {
+    const Sums right = sums_at(b);
+    log_mass = log_add(log_mass, std::log(b - a) - rate * b + left.rising + right.falling);
+    left = right;
+    a = b;
+  }
+  if (!(log_mass > -kInf) || std::isnan(log_below)) return kInf;
+  return log_below - log_mass + std::numbers::ln2;
+}
 
 void DiscreteDurationLaw::assign(const DiscretePair& pair, double rate, double start_time) {
   if (!(rate > 0.0) || !std::isfinite(rate)) {

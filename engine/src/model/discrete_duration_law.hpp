@@ -21,6 +21,18 @@
 
 namespace kingman {
 
+// An upper bound on the log of the share of the mass of DiscreteDurationLaw(pair, rate,
+// start_time) that lies below delta0 > 0, for a few dozen exps per column: Z^d moves
+// monotonically from Z^d(0) towards 1 (up where S_d < 1, down where S_d > 1), so on a piece
+// [a, b] the density lies between e^{-rate b} prod_d min(Z^d(a), Z^d(b)) and e^{-rate a}
+// prod_d max(Z^d(a), Z^d(b)). The mass below delta0 is at most the sum of the upper values
+// times the lengths over pieces [0, delta0 / 64], ... doubling to delta0; the whole mass at
+// least that of the lower values over pieces from 0, 1 / (16 rate), ... doubling to
+// 64 / rate. Then times 2, for rounding. The race skips the per-column-rate clocks it shows
+// cannot ring before a threshold (race_discrete.cpp).
+double log_lower_share_upper_bound(const DiscretePair& pair, double rate, double start_time,
+                                   double delta0);
+
 class DiscreteDurationLaw final : public AdaptiveDurationLaw {
  public:
   DiscreteDurationLaw() = default;

@@ -65,8 +65,24 @@ class DiscreteRaceModel {
     return law.log_mass;
   }
 
-  // No cheap ranking: the creation time (pairs of older clusters first).
-  double typical(const Law& law) const { return law.created; }
+  // With one mutation rate, the creation time (pairs of older clusters first). With per-column
+  // rates, where every clock drawn builds its law, created - delta at the largest of the clock
+  // density's values at delta = 0 and 2^j / 4 for j = 0 ... 6: rows then draw the clocks likely
+  // to ring first, and the threshold they set skips most of the others (not_after_threshold).
+  double typical(const Law& law) const {
+    if (masses_) return law.created;
+    thread_local DiscretePair pair;
+    pair.assign(*data_, law.row->view(), law.partner->view());
+    double best_delta = 0.0, best = -std::numeric_limits<double>::infinity();
+    for (double delta = 0.0, next = 0.25; delta <= 16.0; delta = next, next *= 2.0) {
+      const double value = -delta + pair.log_local_likelihood(law.created - delta);
+      if (value > best) {
+        best = value;
+        best_delta = delta;
+      }
+    }
+    return law.created - best_delta;
+  }
 
   // Clocks are never later than the pair's creation, so a threshold not before it bounds them
   // all. Otherwise, with one mutation rate, the clock created - delta(w) is at most theta
@@ -83,7 +99,15 @@ class DiscreteRaceModel {
           std::exp(-delta + masses_->log_mass(*pair, theta) - mass_of(law, *pair));
       return 1.0 - upper_share + kBoundMargin;
     }
-    return 1.0;
+    // Per-column rates: a bound on the law's share below delta, for a few exps per column
+    // instead of the law (log_lower_share_upper_bound; it carries its own factor 2 for rounding).
+    // e^-700 is below any uniform's resolution (2^-53 steps).
+    thread_local DiscretePair pair;
+    pair.assign(*data_, law.row->view(), law.partner->view());
+    const double log_share =
+        log_lower_share_upper_bound(pair, 1.0, law.created, law.created - theta);
+    if (log_share < -700.0) return 0.0;
+    return log_share < 0.0 ? std::exp(log_share) : 1.0;
   }
 
   template <typename Stream>
@@ -109,6 +133,11 @@ class DiscreteRaceModel {
     if (!(delta > 0.0)) return 0.0;  // killed when created: S_C = 1
     if (const DiscretePair* pair = exact_pair(merged, other))
       return masses_->log_mass(*pair, birth) - masses_->log_mass(*pair, t);
+    // -log(1 - F) with F the law's share below delta: where F <= e^-40 it lies within 5e-18 of
+    // 0, below the rounding of the weight it joins, and the law is not built.
+    thread_local DiscretePair pair;
+    pair.assign(*data_, merged.view(), other.view());
+    if (log_lower_share_upper_bound(pair, 1.0, birth, delta) < -40.0) return -delta;
     const DiscreteDurationLaw& duration = build(merged, other, birth);
     return -delta + (duration.log_mass() - duration.log_upper(delta));
   }
