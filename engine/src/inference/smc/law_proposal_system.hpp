@@ -208,7 +208,8 @@ class LawProposalSystem final : public ParticleSystem {
     // PostPost: which pairs' masses can matter, by the model's bounds (mark_needed_pairs).
     needed_ready_ = false;
     if constexpr (kHasMassBound) {
-      if (proposal_ == Algorithm::postpost && skip_negligible_) {
+      if (proposal_ == Algorithm::postpost && skip_negligible_ &&
+          groups * (m * (m - 1) / 2) <= law_proposals::kScoreBudgetBytes) {
         mark_needed_pairs(m, lambda);
         needed_ready_ = true;
       }
@@ -376,9 +377,10 @@ class LawProposalSystem final : public ParticleSystem {
     }
   }
 
-  // PostPost's pairs whose masses can matter, by state: most pairs of a step lie so far apart
-  // that their masses are below e^-46 / (pair count) of the state's total (81 % of them for
-  // 100 x 10 with 10 % of entries missing). The model's upper bound on log G_C
+  // PostPost's pairs whose masses can matter, by state (a byte per state and pair, within
+  // law_proposals::kScoreBudgetBytes; beyond it every mass is computed): most pairs of a step
+  // lie so far apart that their masses are below e^-46 / (pair count) of the state's total
+  // (81 % of them for 100 x 10 with 10 % of entries missing). The model's upper bound on log G_C
   // (log_mass_bound, a few operations) tells most of them: with L the exact mass of the pair of
   // largest bound, a pair whose bound lies below L - 46 - log(pairs) is left out, its mass taken
   // as 0. The masses left out then sum to at most e^-46 ~ 1e-20 of the total, far below its
