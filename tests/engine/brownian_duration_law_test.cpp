@@ -126,6 +126,40 @@ TEST(BrownianDurationLaw, SeveralOffsetsMatchFineQuadrature) {
   }
 }
 
+// resolve_upper refines a law's panels for the upper masses out to delta0: those read off the
+// refined panels agree with the fresh integrations the unrefined law makes for them, and with
+// the long-double reference; the mass stays the mass.
+TEST(BrownianDurationLaw, ResolvedUpperMassesMatchFreshIntegrals) {
+  kernels::RandomStream stream(17, 0, 0);
+  int refined = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::size_t k = 2 + stream.below(10);
+    std::vector<double> offsets(k), deltas(k);
+    for (std::size_t j = 0; j < k; ++j) {
+      offsets[j] = std::exp(-4.0 + 5.0 * stream.uniform());
+      deltas[j] = 2.0 * (stream.uniform() - 0.5);
+    }
+    const double lambda = std::exp(-1.0 + 6.0 * stream.uniform());
+    const SharedDimensions shared = dimensions(offsets, deltas);
+    const BrownianDurationLaw law(shared, lambda, 0.0);
+    BrownianDurationLaw resolved = law;
+    const double far = law.draw(1.0 - 1e-6);  // an upper share of 1e-6
+    resolved.resolve_upper(far);
+    refined += resolved.evaluations() > law.evaluations();
+    EXPECT_NEAR(resolved.log_mass(), law.log_mass(), 1e-13 * std::abs(law.log_mass()));
+    for (const double u : {0.5, 0.99, 0.9999, 1.0 - 1e-6}) {
+      const double delta = law.draw(u);
+      EXPECT_NEAR(resolved.log_upper(delta), law.log_upper(delta),
+                  1e-12 * std::max(1.0, std::abs(law.log_upper(delta))))
+          << "trial " << trial << ", u " << u;
+    }
+    EXPECT_NEAR(resolved.log_upper(far),
+                static_cast<double>(reference_log_upper(shared, lambda, far)), 1e-9)
+        << "trial " << trial;
+  }
+  EXPECT_GE(refined, 6) << "most laws need refining for an upper share of 1e-6";
+}
+
 TEST(BrownianDurationLaw, NarrowPeakFarBelowTheRateScale) {
   // Zero leaf variance and 60 dimensions far apart: the mass sits in a peak of relative width
   // ~1/sqrt(60) near delta = E / (2k), far below 1 / lambda.

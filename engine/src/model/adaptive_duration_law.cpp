@@ -101,7 +101,10 @@ void AdaptiveDurationLaw::integrate(double rate, double start_time, double width
   anchor_ = anchor;
   evaluations_ = 0;
   log_mass_ = integrate_from(0.0, panels_, evaluations_);
+  update_sums();
+}
 
+void AdaptiveDurationLaw::update_sums() {
   const std::size_t count = panels_.size();
   share_.resize(count);
   left_share_.assign(count + 1, 0.0);
@@ -278,6 +281,49 @@ double AdaptiveDurationLaw::integrate_from(double begin, std::vector<Panel>& pan
     panels[worst] = halves[0];
     panels.insert(panels.begin() + static_cast<std::ptrdiff_t>(worst) + 1, halves[1]);
     evaluations += 2 * kRuleSize;
+  }
+}
+
+void AdaptiveDurationLaw::resolve_upper(double delta0) {
+  // Enough for the upper masses PostPost asks of a shared law; past it log_upper integrates
+  // afresh, as it would have without this.
+  constexpr int kMaxRefinements = 64;
+  if (exponential_ || !(delta0 > 0.0) || !std::isfinite(delta0)) return;
+  const double log_tolerance = std::log(kErrorEstimateTolerance);
+  for (int refinement = 0; refinement < kMaxRefinements; ++refinement) {
+    if (!(delta0 < panels_.back().end)) return;  // beyond the panels: log_upper's own case
+    const auto after = std::upper_bound(panels_.begin(), panels_.end(), delta0,
+                                        [](double v, const Panel& p) { return v < p.begin; });
+    const std::size_t i = static_cast<std::size_t>(after - panels_.begin()) - 1;
+    const double log_upper = log_add(log_partial(delta0, panels_[i].end), log_right_[i + 1]);
+    const double log_error = log_add(panels_[i].log_error, log_right_error_[i + 1]);
+    const double edge = panels_.back().end;
+    if (!(log_tail_bound(edge) < kLogTailShare + log_upper)) {
+      // The tail past the panels is not negligible against this upper mass: one more panel,
+      // twice as wide as the last.
+      const double width = 2.0 * (edge - panels_.back().begin);
+      if (!std::isfinite(edge + width) || panels_.size() >= kMaxPanels) return;
+      panels_.push_back(evaluate_panel(edge, edge + width));
+      evaluations_ += kRuleSize;
+    } else if (!(log_error <= log_tolerance + log_upper)) {
+      // The error estimates from delta0's panel on are too large against it: bisect the worst.
+      std::size_t worst = i;
+      for (std::size_t k = i + 1; k < panels_.size(); ++k)
+        if (panels_[k].log_error > panels_[worst].log_error) worst = k;
+      const Panel split = panels_[worst];
+      const double middle = 0.5 * (split.begin + split.end);
+      if (!(middle > split.begin && middle < split.end) || panels_.size() >= kMaxPanels) return;
+      const double halves_begin[2] = {split.begin, middle}, halves_end[2] = {middle, split.end};
+      Panel halves[2];
+      evaluate_panels(halves_begin, halves_end, 2, halves);
+      panels_[worst] = halves[0];
+      panels_.insert(panels_.begin() + static_cast<std::ptrdiff_t>(worst) + 1, halves[1]);
+      evaluations_ += 2 * kRuleSize;
+    } else {
+      return;
+    }
+    log_mass_ = log_sum_over(panels_, [](const Panel& p) { return p.log_integral; });
+    update_sums();
   }
 }
 

@@ -58,6 +58,14 @@ class AdaptiveDurationLaw {
   // not to themselves). Throws OptionError for u outside (0, 1).
   double draw(double u) const;
 
+  // Refines the panels (more of them past the last, bisections from delta0's on) until
+  // log_upper(delta0) is read off them: their error estimates from delta0's panel on, and the
+  // tail bound past the last, below the tolerances relative to that upper mass. For a law that
+  // will be asked for upper masses as far out as delta0 (PostPost's shared laws,
+  // step_pair_laws.hpp); otherwise each such call would integrate [delta0, inf) afresh. The
+  // mass, upper masses and draws then come from the refined panels.
+  void resolve_upper(double delta0);
+
   // Panels accepted by the adaptive quadrature (for tests and cost reports).
   std::size_t panel_count() const { return panels_.size(); }
   // Evaluations of f made to build the law (draws and log_upper make more).
@@ -104,6 +112,8 @@ class AdaptiveDurationLaw {
   double integrate_from(double begin, std::vector<Panel>& panels, std::size_t& evaluations) const;
   // log integral over [a, b] of f, by the K15 rule on [a, b] (a sub-interval of a panel).
   double log_partial(double a, double b) const;
+  // The panels' shares, running sums and logs of their sums, from panels_ and log_mass_.
+  void update_sums();
   // Inside panel i: the delta whose integral from the panel's start (from_left) or to its end
   // (!from_left) is exp(log_target).
   double invert_in_panel(std::size_t i, double log_target, bool from_left) const;

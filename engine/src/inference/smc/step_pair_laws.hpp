@@ -100,6 +100,7 @@ class StepPairLaws {
           if (index[y] == kNoIndex || (need && !need[i])) continue;
           Slot& slot = slots_[slot_of(index[x], index[y])];
           slot.latest = std::max(slot.latest, time);
+          slot.earliest = std::min(slot.earliest, time);
           ++slot.states;
         }
       }
@@ -119,6 +120,9 @@ class StepPairLaws {
         slot.law = kNoIndex;
         if (!model.needs_law(scratch, *indexed_[i], *indexed_[j], slot.latest)) continue;
         model.build_law(scratch, *indexed_[i], *indexed_[j], lambda_, slot.latest, laws_[k]);
+        // The earliest state's upper mass is the smallest asked of the law: read off panels
+        // refined for it rather than integrated afresh in each state's task.
+        laws_[k].resolve_upper(slot.latest - slot.earliest);
         slot.law = static_cast<std::uint32_t>(k);
       }
     });
@@ -152,9 +156,10 @@ class StepPairLaws {
 
  private:
   struct Slot {
-    double latest = -std::numeric_limits<double>::infinity();  // latest time of the states
-    std::uint32_t states = 0;                                  // states listing the pair
-    std::uint32_t law = kNoIndex;                              // its law in laws_, if built
+    double latest = -std::numeric_limits<double>::infinity();   // latest time of the states
+    double earliest = std::numeric_limits<double>::infinity();  // and earliest
+    std::uint32_t states = 0;                                   // states listing the pair
+    std::uint32_t law = kNoIndex;                               // its law in laws_, if built
   };
   // A law's cost in parallel_for_work's units: a few hundred density evaluations.
   static constexpr std::size_t kLawWork = 20000;
