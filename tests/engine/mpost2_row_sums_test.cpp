@@ -23,6 +23,7 @@
 #include "kingman/model/coalescent_prior.hpp"
 #include "pooled_lineages.hpp"
 #include "random_whitened.hpp"
+#include "same_draws.hpp"
 
 namespace kingman {
 namespace {
@@ -44,19 +45,7 @@ SmcResult run(const WhitenedData& data, double leaf_variance, Mpost2RowSums row_
 }
 
 void expect_same_draws(const SmcResult& a, const SmcResult& b, double evidence_tolerance) {
-  EXPECT_NEAR(b.log_evidence, a.log_evidence, evidence_tolerance);
-  EXPECT_EQ(b.resampled_at, a.resampled_at);
-  ASSERT_EQ(b.particles.size(), a.particles.size());
-  for (std::size_t s = 0; s < a.particles.size(); ++s) {
-    const auto& x = a.particles[s].tree.merges;
-    const auto& y = b.particles[s].tree.merges;
-    ASSERT_EQ(x.size(), y.size());
-    for (std::size_t k = 0; k < x.size(); ++k) {
-      EXPECT_EQ(x[k].left, y[k].left) << "particle " << s << ", merge " << k;
-      EXPECT_EQ(x[k].right, y[k].right) << "particle " << s << ", merge " << k;
-      EXPECT_NEAR(x[k].height, y[k].height, 1e-9 * std::max(1.0, x[k].height));
-    }
-  }
+  testing_support::expect_same_draws(a, b, evidence_tolerance, 1e-9);
 }
 
 TEST(Mpost2RowSums, LeafSumsDrawWhatDenseSumsDraw) {

@@ -8,6 +8,7 @@
 
 #include "kingman/inference/smc.hpp"
 #include "random_whitened.hpp"
+#include "same_draws.hpp"
 
 namespace kingman {
 namespace {
@@ -32,20 +33,10 @@ TEST(NegligiblePairs, PostPostRunsAgreeWithAndWithout) {
     const SmcResult skipping = run_smc(data, leaf_variance, options);
     options.threads = 2;
     const SmcResult two_threads = run_smc(data, leaf_variance, options);
-    EXPECT_NEAR(skipping.log_evidence, all.log_evidence, 1e-12 * std::abs(all.log_evidence));
-    EXPECT_EQ(skipping.resampled_at, all.resampled_at);
-    ASSERT_EQ(skipping.particles.size(), all.particles.size());
-    for (std::size_t s = 0; s < all.particles.size(); ++s) {
-      const auto& a = skipping.particles[s].tree.merges;
-      const auto& b = all.particles[s].tree.merges;
-      ASSERT_EQ(a.size(), b.size());
-      for (std::size_t k = 0; k < a.size(); ++k) {
-        EXPECT_EQ(a[k].left, b[k].left) << "particle " << s << ", merge " << k;
-        EXPECT_EQ(a[k].right, b[k].right) << "particle " << s << ", merge " << k;
-        EXPECT_NEAR(a[k].height, b[k].height, 1e-12 * std::abs(b[k].height));
-      }
+    testing_support::expect_same_draws(all, skipping, 1e-12 * std::abs(all.log_evidence), 1e-12);
+    ASSERT_EQ(two_threads.particles.size(), skipping.particles.size());
+    for (std::size_t s = 0; s < all.particles.size(); ++s)
       EXPECT_EQ(two_threads.particles[s].log_weight, skipping.particles[s].log_weight);
-    }
     EXPECT_EQ(two_threads.log_evidence, skipping.log_evidence);
   }
 }

@@ -15,6 +15,7 @@
 #include "kingman/inference/smc.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "random_whitened.hpp"
+#include "same_draws.hpp"
 
 namespace kingman {
 namespace {
@@ -197,20 +198,10 @@ TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
   const SmcResult shared = run_smc(data, 0.1, options);
   options.threads = 2;
   const SmcResult two_threads = run_smc(data, 0.1, options);
-  EXPECT_NEAR(shared.log_evidence, own.log_evidence, 1e-11 * std::abs(own.log_evidence));
-  EXPECT_EQ(shared.resampled_at, own.resampled_at);
-  ASSERT_EQ(shared.particles.size(), own.particles.size());
-  for (std::size_t s = 0; s < own.particles.size(); ++s) {
-    const auto& a = shared.particles[s].tree.merges;
-    const auto& b = own.particles[s].tree.merges;
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t k = 0; k < a.size(); ++k) {
-      EXPECT_EQ(a[k].left, b[k].left) << "particle " << s << ", merge " << k;
-      EXPECT_EQ(a[k].right, b[k].right) << "particle " << s << ", merge " << k;
-      EXPECT_NEAR(a[k].height, b[k].height, 1e-12 * std::abs(b[k].height));
-    }
+  testing_support::expect_same_draws(own, shared, 1e-11 * std::abs(own.log_evidence), 1e-12);
+  ASSERT_EQ(two_threads.particles.size(), shared.particles.size());
+  for (std::size_t s = 0; s < own.particles.size(); ++s)
     EXPECT_EQ(two_threads.particles[s].log_weight, shared.particles[s].log_weight);
-  }
   EXPECT_EQ(two_threads.log_evidence, shared.log_evidence);
 }
 
