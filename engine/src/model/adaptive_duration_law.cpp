@@ -268,20 +268,26 @@ double AdaptiveDurationLaw::integrate_from(double begin, std::vector<Panel>& pan
       extend_until_tail_is_negligible();
       continue;
     }
-    const Panel split = panels[worst];
-    const double middle = 0.5 * (split.begin + split.end);
-    if (panels.size() >= kMaxPanels || !(middle > split.begin && middle < split.end)) {
+    if (!bisect(panels, worst, evaluations)) {
       throw NumericalError("merge-duration law: adaptive quadrature did not converge (rate " +
                            std::to_string(rate_) + ", start time " + std::to_string(start_time_) +
-                           ", near delta = " + std::to_string(middle) + ")");
+                           ", near delta = " + std::to_string(panels[worst].begin) + ")");
     }
-    const double halves_begin[2] = {split.begin, middle}, halves_end[2] = {middle, split.end};
-    Panel halves[2];
-    evaluate_panels(halves_begin, halves_end, 2, halves);
-    panels[worst] = halves[0];
-    panels.insert(panels.begin() + static_cast<std::ptrdiff_t>(worst) + 1, halves[1]);
-    evaluations += 2 * kRuleSize;
   }
+}
+
+bool AdaptiveDurationLaw::bisect(std::vector<Panel>& panels, std::size_t i,
+                                 std::size_t& evaluations) const {
+  const Panel split = panels[i];
+  const double middle = 0.5 * (split.begin + split.end);
+  if (panels.size() >= kMaxPanels || !(middle > split.begin && middle < split.end)) return false;
+  const double halves_begin[2] = {split.begin, middle}, halves_end[2] = {middle, split.end};
+  Panel halves[2];
+  evaluate_panels(halves_begin, halves_end, 2, halves);
+  panels[i] = halves[0];
+  panels.insert(panels.begin() + static_cast<std::ptrdiff_t>(i) + 1, halves[1]);
+  evaluations += 2 * kRuleSize;
+  return true;
 }
 
 void AdaptiveDurationLaw::resolve_upper(double delta0) {
@@ -310,15 +316,7 @@ void AdaptiveDurationLaw::resolve_upper(double delta0) {
       std::size_t worst = i;
       for (std::size_t k = i + 1; k < panels_.size(); ++k)
         if (panels_[k].log_error > panels_[worst].log_error) worst = k;
-      const Panel split = panels_[worst];
-      const double middle = 0.5 * (split.begin + split.end);
-      if (!(middle > split.begin && middle < split.end) || panels_.size() >= kMaxPanels) return;
-      const double halves_begin[2] = {split.begin, middle}, halves_end[2] = {middle, split.end};
-      Panel halves[2];
-      evaluate_panels(halves_begin, halves_end, 2, halves);
-      panels_[worst] = halves[0];
-      panels_.insert(panels_.begin() + static_cast<std::ptrdiff_t>(worst) + 1, halves[1]);
-      evaluations_ += 2 * kRuleSize;
+      if (!bisect(panels_, worst, evaluations_)) return;
     } else {
       return;
     }

@@ -112,6 +112,9 @@ class AdaptiveDurationLaw {
   double integrate_from(double begin, std::vector<Panel>& panels, std::size_t& evaluations) const;
   // log integral over [a, b] of f, by the K15 rule on [a, b] (a sub-interval of a panel).
   double log_partial(double a, double b) const;
+  // Replaces panels[i] by its two halves; false (nothing done) where it cannot be halved or the
+  // panels would exceed their limit.
+  bool bisect(std::vector<Panel>& panels, std::size_t i, std::size_t& evaluations) const;
   // The panels' shares, running sums and logs of their sums, from panels_ and log_mass_.
   void update_sums();
   // Inside panel i: the delta whose integral from the panel's start (from_left) or to its end
