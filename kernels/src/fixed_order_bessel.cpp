@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "kingman/kernels/log_bessel_k.hpp"
-#include "vector_clones.hpp"
+#include "simd_copies.hpp"
 #include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
@@ -111,10 +111,10 @@ double LogBesselKFixedOrder::of_square(double x, double u) const {
 namespace {
 
 // Four doubles as one SIMD value (GCC and Clang vector extension: one AVX register, or two SSE2
-// ones in the baseline clone).
+// ones in the baseline copy; simd_copies.hpp).
 using Lanes = double __attribute__((vector_size(4 * sizeof(double))));
 
-// (Lanes travel by reference: passing them by value would change the baseline clone's ABI.)
+// (Lanes travel by reference: passing them by value would change the baseline copy's ABI.)
 [[gnu::always_inline]] inline void load_lanes(const double* p, Lanes& v) {
   std::memcpy(&v, p, sizeof v);
 }
@@ -153,7 +153,7 @@ using Bits = std::uint64_t __attribute__((vector_size(4 * sizeof(std::uint64_t))
 using Piece = std::int32_t __attribute__((vector_size(4 * sizeof(std::int32_t))));
 
 // (Helpers are always inlined, and return through references: a Lanes return value would
-// change the baseline clone's ABI, and an out-of-line call would cost more than the helper.)
+// change the baseline copy's ABI, and an out-of-line call would cost more than the helper.)
 [[gnu::always_inline]] inline void set_lanes(double value, Lanes& v) {
   v = Lanes{value, value, value, value};
 }
@@ -187,97 +187,107 @@ using Piece = std::int32_t __attribute__((vector_size(4 * sizeof(std::int32_t)))
   }
 }
 
-KINGMAN_VECTOR_CLONES
-void fitted_log_terms(const double* coefficients, double nu, double x_min, double x_max,
-                      double u_min, double inverse_width, std::size_t pieces, const double* x,
-                      double power, double* out, std::size_t count) {
-  constexpr std::size_t kLanes = 4, kGroups = 16, kChunk = kLanes * kGroups;
-  const double last_piece = static_cast<double>(pieces - 1);
-  std::int32_t offset[kChunk];  // of each lane's piece: under kStride * 1500 * 2^12 < 2^31
-  Lanes argument[kGroups], log_x[kGroups], local[kGroups], two_local[kGroups], next[kGroups],
-      after[kGroups];
-  for (std::size_t begin = 0; begin < count; begin += kChunk) {
-    const std::size_t size = std::min(kChunk, count - begin);
-    const std::size_t groups = (size + kLanes - 1) / kLanes;
-    // x is read here, before out is written below, so out may alias x.
-    for (std::size_t g = 0; g < groups; ++g) {
-      const std::size_t first = begin + kLanes * g;
-      if (first + kLanes <= count) {
-        load_lanes(x + first, argument[g]);
-      } else {
-        // Lanes past the end repeat the group's first argument (their results are not stored).
-        double padded[kLanes];
+struct FittedLogTermsKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* coefficients, double nu, double x_min,
+                                         double x_max, double u_min, double inverse_width,
+                                         std::size_t pieces, const double* x, double power,
+                                         double* out, std::size_t count) {
+    constexpr std::size_t kLanes = 4, kGroups = 16, kChunk = kLanes * kGroups;
+    const double last_piece = static_cast<double>(pieces - 1);
+    std::int32_t offset[kChunk];  // of each lane's piece: under kStride * 1500 * 2^12 < 2^31
+    Lanes argument[kGroups], log_x[kGroups], local[kGroups], two_local[kGroups], next[kGroups],
+        after[kGroups];
+    for (std::size_t begin = 0; begin < count; begin += kChunk) {
+      const std::size_t size = std::min(kChunk, count - begin);
+      const std::size_t groups = (size + kLanes - 1) / kLanes;
+      // x is read here, before out is written below, so out may alias x.
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t first = begin + kLanes * g;
+        if (first + kLanes <= count) {
+          load_lanes(x + first, argument[g]);
+        } else {
+          // Lanes past the end repeat the group's first argument (their results are not stored).
+          double padded[kLanes];
+          for (std::size_t l = 0; l < kLanes; ++l)
+            padded[l] = x[first + l < count ? first + l : first];
+          load_lanes(padded, argument[g]);
+        }
+      }
+      for (std::size_t g = 0; g < groups; ++g) {
+        Lanes zero;
+        set_lanes(0.0, zero);
+        detail::log_of_normal_into<Lanes, Bits>(argument[g], log_x[g]);
+        // std::clamp(t, 0, last_piece + 1), with NaN (never a distance) to 0 so that the row
+        // read stays inside the table; such a lane is out of range and replaced below.
+        Lanes t = (log_x[g] - u_min) * inverse_width;
+        t = t >= 0.0 ? t : zero;
+        t = t > last_piece + 1.0 ? zero + (last_piece + 1.0) : t;
+        // std::min(std::floor(t), last_piece) in the lanes: t >= 0, so floor is truncation.
+        const Piece whole = __builtin_convertvector(t, Piece);
+        Lanes index = __builtin_convertvector(whole, Lanes);
+        index = index < last_piece ? index : zero + last_piece;
+        const Piece piece =
+            __builtin_convertvector(index, Piece) * static_cast<std::int32_t>(kStride);
+        std::memcpy(offset + kLanes * g, &piece, sizeof piece);
+        local[g] = 2.0 * (t - index) - 1.0;
+        two_local[g] = 2.0 * local[g];
+      }
+      for (std::size_t g = 0; g < groups; ++g) {
+        // Clenshaw's first step, c_12 + 2x * 0 - 0, as clenshaw() takes it, then c_11 ... c_8.
+        Lanes rows[4], column[4], zero;
+        set_lanes(0.0, zero);
+#pragma GCC unroll 4
         for (std::size_t l = 0; l < kLanes; ++l)
-          padded[l] = x[first + l < count ? first + l : first];
-        load_lanes(padded, argument[g]);
+          load_lanes(coefficients + offset[kLanes * g + l] + 12, rows[l]);
+        transpose(rows, column);
+        next[g] = column[0] + two_local[g] * zero - zero;
+        after[g] = zero;
+#pragma GCC unroll 4
+        for (std::size_t l = 0; l < kLanes; ++l)
+          load_lanes(coefficients + offset[kLanes * g + l] + 8, rows[l]);
+        transpose(rows, column);
+        clenshaw_block(column, two_local[g], next[g], after[g]);
       }
-    }
-    for (std::size_t g = 0; g < groups; ++g) {
-      Lanes zero;
-      set_lanes(0.0, zero);
-      detail::log_of_normal_into<Lanes, Bits>(argument[g], log_x[g]);
-      // std::clamp(t, 0, last_piece + 1), with NaN (never a distance) to 0 so that the row
-      // read stays inside the table; such a lane is out of range and replaced below.
-      Lanes t = (log_x[g] - u_min) * inverse_width;
-      t = t >= 0.0 ? t : zero;
-      t = t > last_piece + 1.0 ? zero + (last_piece + 1.0) : t;
-      // std::min(std::floor(t), last_piece) in the lanes: t >= 0, so floor is truncation.
-      const Piece whole = __builtin_convertvector(t, Piece);
-      Lanes index = __builtin_convertvector(whole, Lanes);
-      index = index < last_piece ? index : zero + last_piece;
-      const Piece piece =
-          __builtin_convertvector(index, Piece) * static_cast<std::int32_t>(kStride);
-      std::memcpy(offset + kLanes * g, &piece, sizeof piece);
-      local[g] = 2.0 * (t - index) - 1.0;
-      two_local[g] = 2.0 * local[g];
-    }
-    for (std::size_t g = 0; g < groups; ++g) {
-      // Clenshaw's first step, c_12 + 2x * 0 - 0, as clenshaw() takes it, then c_11 ... c_8.
-      Lanes rows[4], column[4], zero;
-      set_lanes(0.0, zero);
+      clenshaw_pass(coefficients, offset, 7, groups, two_local, next, after);
+      for (std::size_t g = 0; g < groups; ++g) {
+        Lanes rows[4], column[4];
 #pragma GCC unroll 4
-      for (std::size_t l = 0; l < kLanes; ++l)
-        load_lanes(coefficients + offset[kLanes * g + l] + 12, rows[l]);
-      transpose(rows, column);
-      next[g] = column[0] + two_local[g] * zero - zero;
-      after[g] = zero;
+        for (std::size_t l = 0; l < kLanes; ++l)
+          load_lanes(coefficients + offset[kLanes * g + l], rows[l]);
+        transpose(rows, column);
+        Lanes b1 = next[g], b2 = after[g];
 #pragma GCC unroll 4
-      for (std::size_t l = 0; l < kLanes; ++l)
-        load_lanes(coefficients + offset[kLanes * g + l] + 8, rows[l]);
-      transpose(rows, column);
-      clenshaw_block(column, two_local[g], next[g], after[g]);
-    }
-    clenshaw_pass(coefficients, offset, 7, groups, two_local, next, after);
-    for (std::size_t g = 0; g < groups; ++g) {
-      Lanes rows[4], column[4];
-#pragma GCC unroll 4
-      for (std::size_t l = 0; l < kLanes; ++l)
-        load_lanes(coefficients + offset[kLanes * g + l], rows[l]);
-      transpose(rows, column);
-      Lanes b1 = next[g], b2 = after[g];
-#pragma GCC unroll 4
-      for (int i = 3; i >= 1; --i) {
-        const Lanes current = column[i] + two_local[g] * b1 - b2;
-        b2 = b1;
-        b1 = current;
-      }
-      Lanes terms = power * log_x[g] + (column[0] + local[g] * b1 - b2);
-      const auto inside = (argument[g] >= x_min) & (argument[g] <= x_max);
-      const std::size_t first = begin + kLanes * g;
-      const std::size_t lanes = std::min(kLanes, count - first);
-      if (!(inside[0] & inside[1] & inside[2] & inside[3])) {
-        // Out of the fitted range (rare: the fit covers a run's distances): log_bessel_k.
-        for (std::size_t l = 0; l < lanes; ++l)
-          if (!inside[l])
-            terms[l] = power * log_x[g][l] + log_bessel_k(nu, std::sqrt(argument[g][l]));
-      }
-      if (lanes == kLanes) {
-        std::memcpy(out + first, &terms, sizeof terms);
-      } else {
-        for (std::size_t l = 0; l < lanes; ++l) out[first + l] = terms[l];
+        for (int i = 3; i >= 1; --i) {
+          const Lanes current = column[i] + two_local[g] * b1 - b2;
+          b2 = b1;
+          b1 = current;
+        }
+        Lanes terms = power * log_x[g] + (column[0] + local[g] * b1 - b2);
+        const auto inside = (argument[g] >= x_min) & (argument[g] <= x_max);
+        const std::size_t first = begin + kLanes * g;
+        const std::size_t lanes = std::min(kLanes, count - first);
+        if (!(inside[0] & inside[1] & inside[2] & inside[3])) {
+          // Out of the fitted range (rare: the fit covers a run's distances): log_bessel_k.
+          for (std::size_t l = 0; l < lanes; ++l)
+            if (!inside[l])
+              terms[l] = power * log_x[g][l] + log_bessel_k(nu, std::sqrt(argument[g][l]));
+        }
+        if (lanes == kLanes) {
+          std::memcpy(out + first, &terms, sizeof terms);
+        } else {
+          for (std::size_t l = 0; l < lanes; ++l) out[first + l] = terms[l];
+        }
       }
     }
   }
+};
+
+void fitted_log_terms(const double* coefficients, double nu, double x_min, double x_max,
+                      double u_min, double inverse_width, std::size_t pieces, const double* x,
+                      double power, double* out, std::size_t count) {
+  detail::run_in_copy<FittedLogTermsKernel>(coefficients, nu, x_min, x_max, u_min, inverse_width,
+                                            pieces, x, power, out, count);
 }
 
 }  // namespace

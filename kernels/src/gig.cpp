@@ -11,7 +11,7 @@
 
 #include "kingman/kernels/log_bessel_k.hpp"
 #include "number_text.hpp"
-#include "vector_clones.hpp"
+#include "simd_copies.hpp"
 #include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
@@ -307,13 +307,20 @@ struct Panel {
 // both signs and exp by the array kernels' methods, so a panel's 41 integrand values cost a few
 // SIMD passes instead of 93 libm calls). Values below e^-708 are 0, far under what the panel
 // resolves.
-KINGMAN_VECTOR_CLONES
-void exp_offsets(double p, double a, double b, const double* w, double* out, std::size_t count) {
-  for (std::size_t k = 0; k < count; ++k) {
-    const detail::ExpPair e = detail::exp_pair(w[k]);
-    const double left_term = a > 0.0 ? a * e.expm1_minus : 0.0;  // a = 0: no chi term (0 * inf)
-    out[k] = detail::exp_or_zero(p * w[k] - 0.5 * (b * e.expm1_plus + left_term));
+struct ExpOffsetsKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(double p, double a, double b, const double* w, double* out,
+                                         std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) {
+      const detail::ExpPair e = detail::exp_pair(w[k]);
+      const double left_term = a > 0.0 ? a * e.expm1_minus : 0.0;  // a = 0: no chi term (0 * inf)
+      out[k] = detail::exp_or_zero(p * w[k] - 0.5 * (b * e.expm1_plus + left_term));
+    }
   }
+};
+
+void exp_offsets(double p, double a, double b, const double* w, double* out, std::size_t count) {
+  detail::run_in_copy<ExpOffsetsKernel>(p, a, b, w, out, count);
 }
 
 // One G20/K41 panel of exp(shape.offset(w)) over [a, b] with Boost's nodes and weights, the 41

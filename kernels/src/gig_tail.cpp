@@ -7,7 +7,7 @@
 #include <string>
 
 #include "number_text.hpp"
-#include "vector_clones.hpp"
+#include "simd_copies.hpp"
 #include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
@@ -61,15 +61,22 @@ LaguerreRule make_rule() {
 // kernels' exp_pair and exp (vector_math_detail.hpp) in place of 32 expm1 and 16 exp calls of
 // libm, in SIMD lanes (d_i <= 26 here, inside exp_pair's range; terms below e^-708 of the
 // peak are 0, far under the rule's 1e-10).
-KINGMAN_VECTOR_CLONES
+struct LaguerreTermsKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(double p, double a_term, double b_term, double rate,
+                                         const double* nodes, double* out) {
+    for (int i = 0; i < kNodes; ++i) {
+      const double distance = nodes[i] / rate;  // log r - u
+      const detail::ExpPair e = detail::exp_pair(distance);
+      out[i] = detail::exp_or_zero(
+          -p * distance - 0.5 * (a_term * e.expm1_plus + b_term * e.expm1_minus) + nodes[i]);
+    }
+  }
+};
+
 void laguerre_terms(double p, double a_term, double b_term, double rate, const double* nodes,
                     double* out) {
-  for (int i = 0; i < kNodes; ++i) {
-    const double distance = nodes[i] / rate;  // log r - u
-    const detail::ExpPair e = detail::exp_pair(distance);
-    out[i] = detail::exp_or_zero(-p * distance -
-                                 0.5 * (a_term * e.expm1_plus + b_term * e.expm1_minus) + nodes[i]);
-  }
+  detail::run_in_copy<LaguerreTermsKernel>(p, a_term, b_term, rate, nodes, out);
 }
 
 }  // namespace

@@ -6,110 +6,111 @@
 #include <stdexcept>
 
 #include "lane_sums.hpp"
-#include "vector_clones.hpp"
+#include "simd_copies.hpp"
 
 namespace kingman::kernels {
 
 namespace {
 
 // Rows summed side by side. One row's blocks form a chain of dependent vector additions, each
-// waiting out the adder's latency for the one before; kRowsTogether rows interleave independent
-// chains. Each row still adds the same terms in the same order as interleaved_sum: same bits.
+// waiting out the adder's latency for the one before; rows summed together interleave
+// independent chains: four in the AVX-512 and AVX2 copies, two at a time in the baseline copy,
+// whose sixteen registers hold only two rows' eight lanes beside the terms. Each row still adds
+// the same terms in the same order as interleaved_sum: same bits.
 constexpr std::size_t kRowsTogether = 4;
 
-// Adds blocks [0, blocks_end) of kRowsTogether rows (block(r, k, terms): row r's terms
-// k ... k + 7) into their lanes.
-template <typename BlockTerm>
-[[gnu::always_inline]] inline void add_blocks_together(Block (&lanes)[kRowsTogether],
-                                                       std::size_t blocks_end,
-                                                       const BlockTerm& block) {
-  static_assert(kRowsTogether == 4);
-  Block first = lanes[0], second = lanes[1], third = lanes[2], fourth = lanes[3], terms;
-  for (std::size_t k = 0; k < blocks_end; k += kLanes) {
-    block(0, k, terms);
-    first += terms;
-    block(1, k, terms);
-    second += terms;
-    block(2, k, terms);
-    third += terms;
-    block(3, k, terms);
-    fourth += terms;
+// Adds blocks [0, blocks_end) of rows first and first + 1 (and first + 2, first + 3 when Rows is
+// 4) into their lanes; block(r, k) gives row r's terms k ... k + 7.
+template <std::size_t Rows, std::size_t W, typename BlockTerm>
+[[gnu::always_inline]] inline void add_rows_together(Block<W> (&lanes)[kRowsTogether],
+                                                     std::size_t first, std::size_t blocks_end,
+                                                     const BlockTerm& block) {
+  static_assert(Rows == 2 || Rows == 4);
+  Block<W> row0 = lanes[first], row1 = lanes[first + 1];
+  if constexpr (Rows == 4) {
+    Block<W> row2 = lanes[first + 2], row3 = lanes[first + 3];
+    for (std::size_t k = 0; k < blocks_end; k += kLanes) {
+      row0 += block(first, k);
+      row1 += block(first + 1, k);
+      row2 += block(first + 2, k);
+      row3 += block(first + 3, k);
+    }
+    lanes[first + 2] = row2;
+    lanes[first + 3] = row3;
+  } else {
+    for (std::size_t k = 0; k < blocks_end; k += kLanes) {
+      row0 += block(first, k);
+      row1 += block(first + 1, k);
+    }
   }
-  lanes[0] = first;
-  lanes[1] = second;
-  lanes[2] = third;
-  lanes[3] = fourth;
+  lanes[first] = row0;
+  lanes[first + 1] = row1;
 }
 
-// finish_sum for four rows at once into `sums`, row j from term begin[j] to its end[j]
-// (half(j, k, terms): row j's terms k ... k + 3; term(j, k): its term k). Each row's tails go
-// into its own lanes as in finish_sum, then the four rows' lane pairs are transposed so that the
-// last two levels of the join run once for all four, each row's in its order.
-template <typename HalfTerm, typename Term>
-[[gnu::always_inline]] inline void finish_four_sums(const Block (&lanes)[4],
-                                                    const std::size_t (&begin)[4],
-                                                    const std::size_t (&end)[4],
-                                                    const HalfTerm& half, const Term& term,
-                                                    HalfBlock& sums) {
-  HalfBlock pairs[4];
+// Blocks [0, blocks_end) of all kRowsTogether rows, as many side by side as the copy's registers
+// hold.
+template <std::size_t W, typename BlockTerm>
+[[gnu::always_inline]] inline void add_blocks_together(Block<W> (&lanes)[kRowsTogether],
+                                                       std::size_t blocks_end,
+                                                       const BlockTerm& block) {
+  if constexpr (W == 2) {
+    add_rows_together<2, W>(lanes, 0, blocks_end, block);
+    add_rows_together<2, W>(lanes, 2, blocks_end, block);
+  } else {
+    add_rows_together<4, W>(lanes, 0, blocks_end, block);
+  }
+}
+
+// finish_sum for four rows at once, row j from term begin[j] to its end[j] (half(j, k): row
+// j's terms k ... k + 3; term(j, k): its term k): each row's tails go into its own lanes as in
+// finish_sum, then the last two levels of the join run once for all four rows (join_four), each
+// row's in finish_sum's order. Lane j of the result is row j's sum.
+template <std::size_t W, typename HalfTerm, typename Term>
+[[gnu::always_inline]] inline HalfBlock<W> finish_four_sums(
+    const Block<W> (&lanes)[kRowsTogether], const std::size_t (&begin)[kRowsTogether],
+    const std::size_t (&end)[kRowsTogether], const HalfTerm& half, const Term& term) {
+  HalfBlock<W> pairs[kRowsTogether];
 #pragma GCC unroll 4
-  for (std::size_t j = 0; j < 4; ++j) {
-    HalfBlock low = __builtin_shufflevector(lanes[j], lanes[j], 0, 1, 2, 3);
-    HalfBlock high = __builtin_shufflevector(lanes[j], lanes[j], 4, 5, 6, 7);
+  for (std::size_t j = 0; j < kRowsTogether; ++j) {
+    HalfBlock<W> low = simd::low_half(lanes[j]);
+    HalfBlock<W> high = simd::high_half(lanes[j]);
     std::size_t k = begin[j];
     const std::size_t count = end[j];
     if (k + 4 <= count) {
-      HalfBlock terms;
-      half(j, k, terms);
-      low += terms;
+      low += half(j, k);
       k += 4;
     }
     if (k + 2 <= count) {
-      high[0] += term(j, k);
-      high[1] += term(j, k + 1);
+      high.add_to_lane(0, term(j, k));
+      high.add_to_lane(1, term(j, k + 1));
       k += 2;
     }
-    if (k < count) high[2] += term(j, k);
+    if (k < count) high.add_to_lane(2, term(j, k));
     pairs[j] = low + high;
   }
-  // column[c] holds lane c of each row's pairs.
-  const HalfBlock even01 = __builtin_shufflevector(pairs[0], pairs[1], 0, 4, 2, 6);
-  const HalfBlock odd01 = __builtin_shufflevector(pairs[0], pairs[1], 1, 5, 3, 7);
-  const HalfBlock even23 = __builtin_shufflevector(pairs[2], pairs[3], 0, 4, 2, 6);
-  const HalfBlock odd23 = __builtin_shufflevector(pairs[2], pairs[3], 1, 5, 3, 7);
-  const HalfBlock column0 = __builtin_shufflevector(even01, even23, 0, 1, 4, 5);
-  const HalfBlock column1 = __builtin_shufflevector(odd01, odd23, 0, 1, 4, 5);
-  const HalfBlock column2 = __builtin_shufflevector(even01, even23, 2, 3, 6, 7);
-  const HalfBlock column3 = __builtin_shufflevector(odd01, odd23, 2, 3, 6, 7);
-  sums = (column0 + column1) + (column2 + column3);
+  return simd::join_four(pairs);
 }
 
 // (x - y)^2 for the eight (or four) coordinates from x and y.
 template <typename Vector>
-[[gnu::always_inline]] inline void squared_differences(const double* x, const double* y,
-                                                       Vector& terms) {
-  Vector from_x, from_y;
-  std::memcpy(&from_x, x, sizeof from_x);
-  std::memcpy(&from_y, y, sizeof from_y);
-  const Vector difference = from_x - from_y;
-  terms = difference * difference;
+[[gnu::always_inline]] inline Vector squared_differences(const double* x, const double* y) {
+  const Vector difference = Vector::load(x) - Vector::load(y);
+  return difference * difference;
 }
 
 // a * b for the eight (or four) entries from a and b.
 template <typename Vector>
-[[gnu::always_inline]] inline void products(const double* a, const double* b, Vector& terms) {
-  Vector from_a, from_b;
-  std::memcpy(&from_a, a, sizeof from_a);
-  std::memcpy(&from_b, b, sizeof from_b);
-  terms = from_a * from_b;
+[[gnu::always_inline]] inline Vector products(const double* a, const double* b) {
+  return Vector::load(a) * Vector::load(b);
 }
 
+template <std::size_t W>
 [[gnu::always_inline]] inline double interleaved_squared_distance(const double* x, const double* y,
                                                                   std::size_t d) {
-  return interleaved_sum(
+  return interleaved_sum<W>(
       d,
-      [&](std::size_t k, Block & terms)
-          __attribute__((always_inline)) { squared_differences(x + k, y + k, terms); },
+      [&](std::size_t k)
+          __attribute__((always_inline)) { return squared_differences<Block<W>>(x + k, y + k); },
       [&](std::size_t k) __attribute__((always_inline)) {
         const double difference = x[k] - y[k];
         return difference * difference;
@@ -117,7 +118,7 @@ template <typename Vector>
 }
 
 // out[r] = interleaved_squared_distance(x, row(r), d) for r < count.
-template <typename Row>
+template <std::size_t W, typename Row>
 [[gnu::always_inline]] inline void interleaved_squared_distances(const double* x, const Row& row,
                                                                  std::size_t count, std::size_t d,
                                                                  double* out) {
@@ -126,36 +127,107 @@ template <typename Row>
   for (; r + kRowsTogether <= count; r += kRowsTogether) {
     const double* y[kRowsTogether];
     for (std::size_t j = 0; j < kRowsTogether; ++j) y[j] = row(r + j);
-    Block lanes[kRowsTogether] = {};
-    add_blocks_together(
-        lanes, blocks_end,
-        [&](std::size_t j, std::size_t k, Block & terms)
-            __attribute__((always_inline)) { squared_differences(x + k, y[j] + k, terms); });
-    const std::size_t begins[4] = {blocks_end, blocks_end, blocks_end, blocks_end};
-    const std::size_t ends[4] = {d, d, d, d};
-    HalfBlock sums;
-    finish_four_sums(
+    Block<W> lanes[kRowsTogether] = {};
+    add_blocks_together<W>(
+        lanes, blocks_end, [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
+          return squared_differences<Block<W>>(x + k, y[j] + k);
+        });
+    const std::size_t begins[kRowsTogether] = {blocks_end, blocks_end, blocks_end, blocks_end};
+    const std::size_t ends[kRowsTogether] = {d, d, d, d};
+    finish_four_sums<W>(
         lanes, begins, ends,
-        [&](std::size_t j, std::size_t k, HalfBlock & terms)
-            __attribute__((always_inline)) { squared_differences(x + k, y[j] + k, terms); },
+        [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
+          return squared_differences<HalfBlock<W>>(x + k, y[j] + k);
+        },
         [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
           const double difference = x[k] - y[j][k];
           return difference * difference;
-        },
-        sums);
-    std::memcpy(out + r, &sums, sizeof sums);
+        })
+        .store(out + r);
   }
-  for (; r < count; ++r) out[r] = interleaved_squared_distance(x, row(r), d);
+  for (; r < count; ++r) out[r] = interleaved_squared_distance<W>(x, row(r), d);
 }
 
+template <std::size_t W>
 [[gnu::always_inline]] inline double interleaved_dot(const double* a, const double* b,
                                                      std::size_t count) {
-  return interleaved_sum(
+  return interleaved_sum<W>(
       count,
-      [&](std::size_t k, Block & terms)
-          __attribute__((always_inline)) { products(a + k, b + k, terms); },
+      [&](std::size_t k)
+          __attribute__((always_inline)) { return products<Block<W>>(a + k, b + k); },
       [&](std::size_t k) __attribute__((always_inline)) { return a[k] * b[k]; });
 }
+
+// The kernels, for simd_copies.hpp's three copies.
+struct SquaredDistanceKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static double run(const double* x, const double* y, std::size_t d) {
+    return interleaved_squared_distance<W>(x, y, d);
+  }
+};
+
+struct DistancesToRowsKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(const double* x, const double* const* rows,
+                                         std::size_t count, std::size_t d, double* out) {
+    interleaved_squared_distances<W>(
+        x, [rows](std::size_t r) __attribute__((always_inline)) { return rows[r]; }, count, d, out);
+  }
+};
+
+struct DistancesToBlockKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(const double* x, const double* block, std::size_t count,
+                                         std::size_t d, std::size_t stride, double* out) {
+    interleaved_squared_distances<W>(
+        x, [ block,
+             stride ](std::size_t r) __attribute__((always_inline)) { return block + r * stride; },
+        count, d, out);
+  }
+};
+
+struct DotKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static double run(const double* a, const double* b, std::size_t count) {
+    return interleaved_dot<W>(a, b, count);
+  }
+};
+
+struct DotsWithKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(const double* const* rows, const std::size_t* lengths,
+                                         std::size_t count, const double* weights, double* out) {
+    std::size_t r = 0;
+    for (; r + kRowsTogether <= count; r += kRowsTogether) {
+      // The blocks that all kRowsTogether rows have, side by side; then each row's own.
+      std::size_t common_end = lengths[r] / kLanes * kLanes;
+      for (std::size_t j = 1; j < kRowsTogether; ++j)
+        common_end = std::min(common_end, lengths[r + j] / kLanes * kLanes);
+      Block<W> lanes[kRowsTogether] = {};
+      add_blocks_together<W>(
+          lanes, common_end, [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
+            return products<Block<W>>(rows[r + j] + k, weights + k);
+          });
+      std::size_t blocks_end[kRowsTogether], length[kRowsTogether];
+      for (std::size_t j = 0; j < kRowsTogether; ++j) {
+        const double* row = rows[r + j];
+        length[j] = lengths[r + j];
+        blocks_end[j] = length[j] / kLanes * kLanes;
+        for (std::size_t k = common_end; k < blocks_end[j]; k += kLanes)
+          lanes[j] += products<Block<W>>(row + k, weights + k);
+      }
+      finish_four_sums<W>(
+          lanes, blocks_end, length,
+          [&](std::size_t j, std::size_t k) __attribute__((always_inline)) {
+            return products<HalfBlock<W>>(rows[r + j] + k, weights + k);
+          },
+          [&](std::size_t j, std::size_t k)
+              __attribute__((always_inline)) { return rows[r + j][k] * weights[k]; })
+          .store(out + r);
+    }
+    for (; r < count; ++r) out[r] = interleaved_dot<W>(rows[r], weights, lengths[r]);
+  }
+};
 
 }  // namespace
 
@@ -165,66 +237,27 @@ double squared_distance_reference(const double* x, const double* y, std::size_t 
   return sum;
 }
 
-KINGMAN_VECTOR_CLONES
 double squared_distance(const double* x, const double* y, std::size_t d) {
-  return interleaved_squared_distance(x, y, d);
+  return detail::run_in_copy<SquaredDistanceKernel>(x, y, d);
 }
 
-KINGMAN_VECTOR_CLONES
 void squared_distances_to_rows(const double* x, const double* const* rows, std::size_t count,
                                std::size_t d, double* out) {
-  interleaved_squared_distances(
-      x, [rows](std::size_t r) { return rows[r]; }, count, d, out);
+  detail::run_in_copy<DistancesToRowsKernel>(x, rows, count, d, out);
 }
 
-KINGMAN_VECTOR_CLONES
 void squared_distances_to_block(const double* x, const double* block, std::size_t count,
                                 std::size_t d, std::size_t stride, double* out) {
-  interleaved_squared_distances(
-      x, [block, stride](std::size_t r) { return block + r * stride; }, count, d, out);
+  detail::run_in_copy<DistancesToBlockKernel>(x, block, count, d, stride, out);
 }
 
-KINGMAN_VECTOR_CLONES
 double dot(const double* a, const double* b, std::size_t count) {
-  return interleaved_dot(a, b, count);
+  return detail::run_in_copy<DotKernel>(a, b, count);
 }
 
-KINGMAN_VECTOR_CLONES
 void dots_with(const double* const* rows, const std::size_t* lengths, std::size_t count,
                const double* weights, double* out) {
-  std::size_t r = 0;
-  for (; r + kRowsTogether <= count; r += kRowsTogether) {
-    // The blocks that all kRowsTogether rows have, side by side; then each row's own.
-    std::size_t common_end = lengths[r] / kLanes * kLanes;
-    for (std::size_t j = 1; j < kRowsTogether; ++j)
-      common_end = std::min(common_end, lengths[r + j] / kLanes * kLanes);
-    Block lanes[kRowsTogether] = {};
-    add_blocks_together(
-        lanes, common_end,
-        [&](std::size_t j, std::size_t k, Block & terms)
-            __attribute__((always_inline)) { products(rows[r + j] + k, weights + k, terms); });
-    std::size_t blocks_end[kRowsTogether], length[kRowsTogether];
-    for (std::size_t j = 0; j < kRowsTogether; ++j) {
-      const double* row = rows[r + j];
-      length[j] = lengths[r + j];
-      blocks_end[j] = length[j] / kLanes * kLanes;
-      Block terms;
-      for (std::size_t k = common_end; k < blocks_end[j]; k += kLanes) {
-        products(row + k, weights + k, terms);
-        lanes[j] += terms;
-      }
-    }
-    HalfBlock sums;
-    finish_four_sums(
-        lanes, blocks_end, length,
-        [&](std::size_t j, std::size_t k, HalfBlock & terms)
-            __attribute__((always_inline)) { products(rows[r + j] + k, weights + k, terms); },
-        [&](std::size_t j, std::size_t k)
-            __attribute__((always_inline)) { return rows[r + j][k] * weights[k]; },
-        sums);
-    std::memcpy(out + r, &sums, sizeof sums);
-  }
-  for (; r < count; ++r) out[r] = interleaved_dot(rows[r], weights, lengths[r]);
+  detail::run_in_copy<DotsWithKernel>(rows, lengths, count, weights, out);
 }
 
 PairDistanceTiles::PairDistanceTiles(const double* x, std::size_t n, std::size_t d,

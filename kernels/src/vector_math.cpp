@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "vector_clones.hpp"
+#include "simd_copies.hpp"
 #include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
@@ -31,73 +31,106 @@ template <typename Value>
   for (std::size_t k = 0; whole + k < count; ++k) out[whole + k] = result[k];
 }
 
+struct LogArrayKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* x, double* out, std::size_t count) {
+    in_blocks(
+        x, out, count, 1.0,
+        [](double v) __attribute__((always_inline)) { return detail::log_of_normal(v); });
+  }
+};
+struct ExpArrayKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* x, double* out, std::size_t count) {
+    in_blocks(
+        x, out, count, 0.0,
+        [](double v) __attribute__((always_inline)) { return detail::exp_or_zero(v); });
+  }
+};
+struct ExpWithComplementArrayKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* y, double* e, double* complement,
+                                         std::size_t count) {
+    // y = k ln 2 + r, |r| <= ln(2) / 2: e^y = 2^k (1 + expm1 r), and 1 - e^y = (1 - 2^k) - 2^k
+    // expm1 r, both without cancellation (k <= 0). A plain loop over the elements: each output
+    // is a pure function of its own input, so the lanes get the scalar's bits.
+    for (std::size_t i = 0; i < count; ++i) {
+      const double value = std::min(std::max(y[i], -708.0), 0.0);
+      const double shifted = value * detail::kLog2E + detail::kRoundingShift;
+      const double k = shifted - detail::kRoundingShift;
+      const double r = (value - k * detail::kLn2High) - k * detail::kLn2Low;
+      double even, odd;
+      detail::expm1_series_parts(r, even, odd);
+      const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(shifted) -
+                                   std::bit_cast<std::uint64_t>(detail::kRoundingShift);
+      const double scale = std::bit_cast<double>((k_bits + 1023) << 52);
+      const double expm1_r = odd + even;
+      e[i] = scale * (1.0 + expm1_r);
+      complement[i] = (1.0 - scale) - scale * expm1_r;
+    }
+  }
+};
+struct SqrtArrayKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* x, double* out, std::size_t count) {
+    in_blocks(
+        x, out, count, 1.0, [](double v) __attribute__((always_inline)) { return std::sqrt(v); });
+  }
+};
+struct MaxArrayKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static double run(const double* x, std::size_t count) {
+    // Four running maxima (independent chains, SIMD lanes), joined at the end. The maximum does
+    // not depend on the order, so every split gives the same value.
+    constexpr std::size_t kLanes = 4;
+    constexpr double kNone = -std::numeric_limits<double>::infinity();
+    double lane[kLanes] = {kNone, kNone, kNone, kNone};
+    std::size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+      for (std::size_t l = 0; l < kLanes; ++l) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    for (; i < count; ++i) lane[0] = x[i] > lane[0] ? x[i] : lane[0];
+    const double low = lane[0] > lane[1] ? lane[0] : lane[1];
+    const double high = lane[2] > lane[3] ? lane[2] : lane[3];
+    return low > high ? low : high;
+  }
+};
+struct WeightedSumKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(double wa, const double* a, double wb, const double* b,
+                                         double* out, std::size_t count) {
+    // Restrict-qualified so that the loop vectorizes without overlap checks.
+    const double* __restrict from_a = a;
+    const double* __restrict from_b = b;
+    double* __restrict to = out;
+    for (std::size_t i = 0; i < count; ++i) to[i] = wa * from_a[i] + wb * from_b[i];
+  }
+};
+
 }  // namespace
 
-KINGMAN_VECTOR_CLONES
 void log_array(const double* x, double* out, std::size_t count) {
-  in_blocks(
-      x, out, count, 1.0,
-      [](double v) __attribute__((always_inline)) { return detail::log_of_normal(v); });
+  detail::run_in_copy<LogArrayKernel>(x, out, count);
 }
 
-KINGMAN_VECTOR_CLONES
 void exp_array(const double* x, double* out, std::size_t count) {
-  in_blocks(
-      x, out, count, 0.0,
-      [](double v) __attribute__((always_inline)) { return detail::exp_or_zero(v); });
+  detail::run_in_copy<ExpArrayKernel>(x, out, count);
 }
 
-KINGMAN_VECTOR_CLONES
 void exp_with_complement_array(const double* y, double* e, double* complement, std::size_t count) {
-  // y = k ln 2 + r, |r| <= ln(2) / 2: e^y = 2^k (1 + expm1 r), and 1 - e^y = (1 - 2^k) - 2^k
-  // expm1 r, both without cancellation (k <= 0). A plain loop over the elements: each output
-  // is a pure function of its own input, so the lanes get the scalar's bits.
-  for (std::size_t i = 0; i < count; ++i) {
-    const double value = std::min(std::max(y[i], -708.0), 0.0);
-    const double shifted = value * detail::kLog2E + detail::kRoundingShift;
-    const double k = shifted - detail::kRoundingShift;
-    const double r = (value - k * detail::kLn2High) - k * detail::kLn2Low;
-    double even, odd;
-    detail::expm1_series_parts(r, even, odd);
-    const std::uint64_t k_bits = std::bit_cast<std::uint64_t>(shifted) -
-                                 std::bit_cast<std::uint64_t>(detail::kRoundingShift);
-    const double scale = std::bit_cast<double>((k_bits + 1023) << 52);
-    const double expm1_r = odd + even;
-    e[i] = scale * (1.0 + expm1_r);
-    complement[i] = (1.0 - scale) - scale * expm1_r;
-  }
+  detail::run_in_copy<ExpWithComplementArrayKernel>(y, e, complement, count);
 }
 
-KINGMAN_VECTOR_CLONES
 void sqrt_array(const double* x, double* out, std::size_t count) {
-  in_blocks(
-      x, out, count, 1.0, [](double v) __attribute__((always_inline)) { return std::sqrt(v); });
+  detail::run_in_copy<SqrtArrayKernel>(x, out, count);
 }
 
-KINGMAN_VECTOR_CLONES
 double max_array(const double* x, std::size_t count) {
-  // Four running maxima (independent chains, SIMD lanes), joined at the end. The maximum does
-  // not depend on the order, so every split gives the same value.
-  constexpr std::size_t kLanes = 4;
-  constexpr double kNone = -std::numeric_limits<double>::infinity();
-  double lane[kLanes] = {kNone, kNone, kNone, kNone};
-  std::size_t i = 0;
-  for (; i + kLanes <= count; i += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
-  for (; i < count; ++i) lane[0] = x[i] > lane[0] ? x[i] : lane[0];
-  const double low = lane[0] > lane[1] ? lane[0] : lane[1];
-  const double high = lane[2] > lane[3] ? lane[2] : lane[3];
-  return low > high ? low : high;
+  return detail::run_in_copy<MaxArrayKernel>(x, count);
 }
 
-KINGMAN_VECTOR_CLONES
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
                   std::size_t count) {
-  // Restrict-qualified so that the loop vectorizes without overlap checks.
-  const double* __restrict from_a = a;
-  const double* __restrict from_b = b;
-  double* __restrict to = out;
-  for (std::size_t i = 0; i < count; ++i) to[i] = wa * from_a[i] + wb * from_b[i];
+  detail::run_in_copy<WeightedSumKernel>(wa, a, wb, b, out, count);
 }
 
 }  // namespace kingman::kernels
