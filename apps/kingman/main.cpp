@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "kingman/error.hpp"
+#include "kingman/kernels/simd_level.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"kingman: Bayesian hierarchical clustering with Kingman's coalescent", "kingman"};
@@ -23,6 +24,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "kingman: " << e.what() << " (see kingman --help)\n";
+    return 2;
+  }
+  try {
+    kingman::kernels::apply_simd_level_from_environment();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kingman: " << e.what() << "\n";
     return 2;
   }
   try {

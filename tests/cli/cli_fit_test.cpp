@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <sstream>
 
 #include "brute_force_greedy.hpp"
+#include "kingman/kernels/simd_level.hpp"
 #include "kingman/tree/linkage.hpp"
 #include "kingman/tree/newick.hpp"
 #include "run_process.hpp"
@@ -343,6 +345,54 @@ TEST(CliFit, MoreThreadsThanCoresRunQuietlyAndGiveTheSameParticles) {
     reports[k] = report.dump();
   }
   EXPECT_EQ(reports[0], reports[1]);
+}
+
+// KINGMAN_SIMD picks the copy of the SIMD kernels (kernels/simd_level.hpp): every copy this CPU
+// runs gives the same trees and evidence, the JSON names the copy, and a name that is not a copy
+// is a usage error that names it and writes nothing.
+TEST(CliFit, EveryCopyOfTheSimdKernelsGivesTheSameOutput) {
+  TempDir dir;
+  // Missing entries take the per-dimension search's kernels; MPost2 the row sums and distances.
+  const std::vector<double> x = random_points(40, 9, 12);
+  std::ostringstream text;
+  text.precision(17);
+  for (std::size_t i = 0; i < 40; ++i)
+    for (std::size_t j = 0; j < 9; ++j) {
+      if ((i * 9 + j) % 11 != 5) text << x[i * 9 + j];  // every eleventh entry missing
+      text << (j + 1 < 9 ? "," : "\n");
+    }
+  const std::string input = dir.write("X.csv", text.str());
+  std::string expected[2];
+  for (const kernels::SimdLevel level :
+       {kernels::SimdLevel::baseline, kernels::SimdLevel::avx2, kernels::SimdLevel::avx512}) {
+    if (static_cast<int>(level) > static_cast<int>(kernels::widest_simd_level())) continue;
+    const std::string name(kernels::to_string(level));
+    ASSERT_EQ(setenv("KINGMAN_SIMD", name.c_str(), 1), 0);
+    const std::string json = dir.file(name + ".json");
+    const ProcessResult greedy = kingman_cli({"fit", input, "--linkage", "-", "--threads", "1"});
+    const ProcessResult smc =
+        kingman_cli({"fit", input, "-a", "mpost2", "-p", "16", "--linkage", "-", "--json", json});
+    ASSERT_EQ(greedy.exit_code, 0) << name << ": " << greedy.err;
+    ASSERT_EQ(smc.exit_code, 0) << name << ": " << smc.err;
+    auto report = nlohmann::json::parse(read_text(json));
+    EXPECT_EQ(report["simd"], name);
+    if (level == kernels::SimdLevel::baseline) {
+      expected[0] = greedy.out;
+      expected[1] = smc.out + report["log_evidence"].dump();
+    } else {
+      EXPECT_EQ(greedy.out, expected[0]) << name << " against the baseline copy";
+      EXPECT_EQ(smc.out + report["log_evidence"].dump(), expected[1])
+          << name << " against the baseline copy";
+    }
+  }
+  ASSERT_EQ(setenv("KINGMAN_SIMD", "sse5", 1), 0);
+  const std::string json = dir.file("refused.json");
+  const ProcessResult refused = kingman_cli({"fit", input, "--json", json});
+  ASSERT_EQ(unsetenv("KINGMAN_SIMD"), 0);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("KINGMAN_SIMD"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("sse5"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
 }
 
 TEST(CliGenerate, WritesDataTreeAndLabelsThatFitReads) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/simd_level.hpp"
 
 namespace kingman {
 namespace {
@@ -68,6 +69,7 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_EQ(json.at("d"), 2);
   EXPECT_EQ(json.at("seed").get<std::uint64_t>(), std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(json.at("threads"), 4);
+  EXPECT_EQ(json.at("simd"), std::string(kernels::to_string(kernels::simd_level())));
   EXPECT_TRUE(json.at("log_evidence").is_null());
   EXPECT_EQ(json.at("log_joint").get<double>(), 0.1 + 0.2);  // bit-exact round trip
   EXPECT_EQ(json.at("best_particle"), 0);
@@ -88,7 +90,7 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_TRUE(json.at("scores").empty());
   EXPECT_EQ(json.at("seconds").get<double>(), 0.125);
   EXPECT_EQ(json.at("likelihood"), "brownian");
-  EXPECT_EQ(json.size(), 16u) << "no undocumented fields";
+  EXPECT_EQ(json.size(), 17u) << "no undocumented fields";
 }
 
 TEST(JsonReport, SmcResultWritesEvidenceScoresAndEveryParticle) {

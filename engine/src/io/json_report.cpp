@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/simd_level.hpp"
 
 namespace kingman {
 
@@ -52,6 +53,9 @@ std::string to_json_report(const FitResult& result, const std::optional<TreeScor
   report["d"] = result.d;
   report["seed"] = result.seed;
   report["threads"] = result.threads;
+  // The copy of the array kernels that ran (kernels/simd_level.hpp): every copy gives the same
+  // values, but timings depend on it.
+  report["simd"] = std::string(kernels::to_string(kernels::simd_level()));
   report["log_evidence"] =
       result.log_evidence ? log_number(*result.log_evidence, "log_evidence") : Json(nullptr);
   report["log_joint"] = log_number(result.log_joint, "log_joint");
