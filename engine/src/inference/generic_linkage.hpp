@@ -90,14 +90,26 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     return pair_height[condensed_index(n, i, j)];
   };
 
+  // The live slots in increasing order: rows and rescans visit only these (late in a run most
+  // slots are dead), and the new cluster's partners are copied from it.
+  std::vector<std::size_t> live(n);
+  std::iota(live.begin(), live.end(), std::size_t{0});
+
   // Rescans row i (partners j > i); removes i from the heap if it has no live partner above.
+  // The first of equal heights wins (the smallest slot).
   auto rescan = [&](std::size_t i) {
     double best = std::numeric_limits<double>::infinity();
     std::size_t partner = n;
-    for (std::size_t j = i + 1; j < n; ++j) {
-      if (active[j] && (partner == n || height(i, j) < best)) {
-        best = height(i, j);
-        partner = j;
+    const auto first = std::upper_bound(live.begin(), live.end(), i);
+    if (first != live.end()) {
+      const double* row = &height(i, i + 1);  // row[j - i - 1] = height(i, j)
+      for (auto at = first; at != live.end(); ++at) {
+        const std::size_t j = *at;
+        const double h = row[j - i - 1];
+        if (partner == n || h < best) {
+          best = h;
+          partner = j;
+        }
       }
     }
     if (partner == n) {
@@ -151,15 +163,16 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     node_id[b] = n + step;
     active[a] = 0;
     heap.remove(a);
+    live.erase(std::lower_bound(live.begin(), live.end(), a));
 
     // The new cluster's row against every live slot, in parallel pieces where it is long. Each
     // piece also stores its heights in the pair matrix (a column of it for the slots below b:
     // scattered writes, which overlap across threads) and marks the slots whose best partner
     // b becomes; the heap is updated afterwards, on this thread. A slot's test reads only its
     // own heap entry and partner, which no piece writes, so it does not depend on the split.
-    partners.clear();
-    for (std::size_t j = 0; j < n; ++j)
-      if (active[j] && j != b) partners.push_back(j);
+    const auto at_b = std::lower_bound(live.begin(), live.end(), b);
+    partners.assign(live.begin(), at_b);
+    partners.insert(partners.end(), at_b + 1, live.end());
     row_heights.resize(partners.size());
     improves.assign(partners.size(), 0);
     parallel_for_work(
