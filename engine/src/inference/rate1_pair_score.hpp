@@ -27,7 +27,8 @@ class Rate1PairScore {
 
   double operator()(std::size_t i, std::size_t j) const {
     if (!messages_.per_dimension()) {
-      const double eps = messages_.squared_distance(i, j);
+      // The SIMD distance (eight interleaved partial sums), as row() takes it.
+      const double eps = kernels::squared_distance(messages_.mean(i), messages_.mean(j), data_.d);
       // linear_mode_duration with offset a_i + a_j measured from time 0 gives -t_C.
       return linear_mode_duration(1.0, dims_, eps, messages_.offset(i) + messages_.offset(j));
     }
