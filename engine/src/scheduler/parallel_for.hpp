@@ -119,6 +119,25 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
   });
 }
 
+// Threads that may run the bodies of a loop started here: the pending arena's, or the current
+// arena's.
+inline std::size_t loop_thread_count() {
+  return static_cast<std::size_t>(pending_arena ? pending_arena->threads()
+                                                : tbb::this_task_arena::max_concurrency());
+}
+
+// The calling thread's slot in [0, loop_thread_count()) while it runs a loop body: its index in
+// the arena that runs the loop's tasks (distinct for the threads there), or 0 where the index
+// is not one of the arena's (outside any arena, or another arena's thread: a loop that does not
+// split runs on the calling thread alone, so any slot is private to it). Scratch kept per slot
+// is then used by one thread at a time.
+inline std::size_t current_thread_slot() {
+  const int index = tbb::this_task_arena::current_thread_index();
+  return index > 0 && static_cast<std::size_t>(index) < loop_thread_count()
+             ? static_cast<std::size_t>(index)
+             : 0;
+}
+
 // Tasks per thread for a loop whose items all cost the same (a row of pairs): balance needs
 // few, and each task handed over costs the scheduler a microsecond or so. On Greedy-Rate1's new
 // rows (4000 x 20, 10 % missing), 2 threads cost 16 % more CPU time than 1 with 32 tasks per
@@ -133,8 +152,7 @@ void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_
                        const Body& body, std::size_t tasks_per_thread = kTasksPerThread) {
   if (end <= begin) return;
   const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
-  const auto threads = static_cast<std::size_t>(
-      pending_arena ? pending_arena->threads() : tbb::this_task_arena::max_concurrency());
+  const std::size_t threads = loop_thread_count();
   if (threads <= 1 || items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
     body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;

@@ -31,8 +31,6 @@ namespace {
 
 using detail::ParticleState;
 
-// Memory for the pair candidates of the particle groups processed at once.
-constexpr std::size_t kCandidateBudgetBytes = std::size_t{256} << 20;
 // Particles of one group handled by one task (sharing its cache of chosen pairs).
 constexpr std::size_t kChunk = 16;
 
@@ -167,53 +165,48 @@ class ProposalSystem final : public detail::ParticleSystem {
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
-    // Candidates take O(m^2) memory per group: work through the groups in batches.
     const std::size_t m = n - step;
-    const std::size_t group_bytes = m * (m - 1) / 2 * 2 * sizeof(double) + 1;
-    const std::size_t batch = std::max<std::size_t>(1, kCandidateBudgetBytes / group_bytes);
-    for (std::size_t g0 = 0; g0 < groups_.size(); g0 += batch) {
-      const std::size_t g1 = std::min(groups_.size(), g0 + batch);
-      candidates_.resize(std::max(candidates_.size(), g1 - g0));
-      StepWork work = step_work(context_.proposal, m, context_.dims);
-      if (pending_) work.per_particle += m;  // its resampled copy
-      // One parallel loop per step (per batch): each group's task builds its candidates, then
-      // draws for its members in chunks of kChunk particles, each chunk with its own cache of
-      // chosen pairs (a pure function of state and pair, so caching never changes a value); a
-      // large group's chunks become tasks of their own. (A separate loop for the draws would
-      // add a fork and a join per step, where an idle worker waits.)
-      const std::size_t mean_members =
-          (groups_.member_begin(g1) - groups_.member_begin(g0)) / (g1 - g0);
-      // Every particle's stream this step has the same key (rng.hpp): derived once.
-      const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
-      auto draw_chunk = [&](std::size_t first, std::size_t last) {
-        // Reused by the thread's chunks (cleared, capacity kept): no allocation per chunk.
-        thread_local detail::ChosenPairCache chosen_pairs;
-        chosen_pairs.clear();
-        for (std::size_t k = first; k < last; ++k) {
-          const std::size_t s = members[k];
-          kernels::RandomStream stream(seed_, s, step + 1, step_key);
-          // A pending copy takes its ancestor's state with its merge (into its own buffers).
-          log_alpha[s] = detail::draw_and_merge(state_of(s), particles_[s],
-                                                candidates_[groups_.group_of(s) - g0], step,
-                                                context_, stream, chosen_pairs, created_[s]);
-        }
-      };
-      detail::parallel_for_work(
-          g0, g1, work.per_group + mean_members * work.per_particle, [&](const auto& range) {
-            for (std::size_t g = range.begin(); g != range.end(); ++g) {
-              detail::build_candidates(state_of(groups_.leader(g)), context_, candidates_[g - g0]);
-              const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
-              const std::size_t chunks = (end - begin + kChunk - 1) / kChunk;
-              detail::parallel_for_work(
-                  0, chunks, kChunk * work.per_particle, [&](const auto& chunk_range) {
-                    for (std::size_t c = chunk_range.begin(); c != chunk_range.end(); ++c) {
-                      const std::size_t first = begin + c * kChunk;
-                      draw_chunk(first, std::min(first + kChunk, end));
-                    }
-                  });
-            }
-          });
-    }
+    StepWork work = step_work(context_.proposal, m, context_.dims);
+    if (pending_) work.per_particle += m;  // its resampled copy
+    // One parallel loop per step: each group's task builds its candidates, then draws for its
+    // members in chunks of kChunk particles, each chunk with its own cache of chosen pairs (a
+    // pure function of state and pair, so caching never changes a value); a large group's
+    // chunks become tasks of their own. (A separate loop for the draws would add a fork and a
+    // join per step, where an idle worker waits.)
+    const std::size_t mean_members = count / std::max<std::size_t>(1, groups_.size());
+    // Every particle's stream this step has the same key (rng.hpp): derived once.
+    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
+    auto draw_chunk = [&](const detail::PairCandidates& candidates, std::size_t first,
+                          std::size_t last) {
+      // Reused by the thread's chunks (cleared, capacity kept): no allocation per chunk.
+      thread_local detail::ChosenPairCache chosen_pairs;
+      chosen_pairs.clear();
+      for (std::size_t k = first; k < last; ++k) {
+        const std::size_t s = members[k];
+        kernels::RandomStream stream(seed_, s, step + 1, step_key);
+        // A pending copy takes its ancestor's state with its merge (into its own buffers).
+        log_alpha[s] = detail::draw_and_merge(state_of(s), particles_[s], candidates, step,
+                                              context_, stream, chosen_pairs, created_[s]);
+      }
+    };
+    candidate_stacks_.resize(std::max(candidate_stacks_.size(), detail::loop_thread_count()));
+    detail::parallel_for_work(
+        0, groups_.size(), work.per_group + mean_members * work.per_particle,
+        [&](const auto& range) {
+          CandidateStack::Use use(candidate_stacks_[detail::current_thread_slot()]);
+          for (std::size_t g = range.begin(); g != range.end(); ++g) {
+            detail::build_candidates(state_of(groups_.leader(g)), context_, use.candidates);
+            const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
+            const std::size_t chunks = (end - begin + kChunk - 1) / kChunk;
+            detail::parallel_for_work(
+                0, chunks, kChunk * work.per_particle, [&](const auto& chunk_range) {
+                  for (std::size_t c = chunk_range.begin(); c != chunk_range.end(); ++c) {
+                    const std::size_t first = begin + c * kChunk;
+                    draw_chunk(use.candidates, first, std::min(first + kChunk, end));
+                  }
+                });
+          }
+        });
     for (auto& cluster : created_) pool_.adopt(std::move(cluster));
     pending_ = false;
   }
@@ -252,7 +245,33 @@ class ProposalSystem final : public detail::ParticleSystem {
   std::vector<ParticleState> sources_;
   std::vector<std::size_t> ancestors_;
   bool pending_ = false;
-  std::vector<detail::PairCandidates> candidates_;
+  // Pair candidates, built and read by the tasks of one thread slot (parallel_for.hpp): a
+  // thread's tasks reuse its own buffers step after step, still in its caches, where a buffer
+  // per group number went through a different buffer for every group (MPost2 at n = 400 on one
+  // thread 2.5 % slower) and held O(m^2) pairs per group for PostPost and MPost1 (PostPost at
+  // n = 400 with 64 particles peaked at 106 MiB, now 30 MiB). A stack per slot, since a thread
+  // that waits for its group's chunks may run another group's task meanwhile: memory is one
+  // buffer per thread and level of such nesting. (bench/RESULTS.md, eighteenth session.)
+  struct alignas(64) CandidateStack {
+    std::vector<std::unique_ptr<detail::PairCandidates>> buffers;
+    std::size_t depth = 0;
+    // The next free buffer of `stack` while it lives.
+    struct Use {
+      explicit Use(CandidateStack& s)
+          : stack(s),
+            candidates(s.depth < s.buffers.size()
+                           ? *s.buffers[s.depth]
+                           : *s.buffers.emplace_back(std::make_unique<detail::PairCandidates>())) {
+        ++stack.depth;
+      }
+      ~Use() { --stack.depth; }
+      Use(const Use&) = delete;
+      Use& operator=(const Use&) = delete;
+      CandidateStack& stack;
+      detail::PairCandidates& candidates;
+    };
+  };
+  std::vector<CandidateStack> candidate_stacks_;
   detail::ClusterPool<detail::ClusterNode> pool_{/*reuse=*/true};  // every particle's clusters
   std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
   std::vector<const detail::HistoryNode*> history_keys_;           // by particle, in extend
