@@ -193,7 +193,10 @@ class ProposalSystem final : public detail::ParticleSystem {
     detail::parallel_for_work(
         0, groups_.size(), work.per_group + mean_members * work.per_particle,
         [&](const auto& range) {
-          CandidateStack::Use use(candidate_stacks_[detail::current_thread_slot()]);
+          const std::size_t slot = detail::current_thread_slot();
+          if (slot >= candidate_stacks_.size())
+            throw std::logic_error("ProposalSystem: a thread slot beyond the arena's threads");
+          CandidateStack::Use use(candidate_stacks_[slot]);
           for (std::size_t g = range.begin(); g != range.end(); ++g) {
             detail::build_candidates(state_of(groups_.leader(g)), context_, use.candidates);
             const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
