@@ -1,7 +1,8 @@
 // The particle systems' cluster owner (cluster_pool.hpp) and the cost-aware parallel loop
 // (parallel_for.hpp, run_arena.hpp): a sweep frees exactly the clusters no live list names and
 // keeps the rest intact (or, with reuse, keeps the freed ones as spares), sweeps run only when the
-// pool has doubled, and the loop visits every index once whether it splits or runs inline.
+// pool has doubled, the loop visits every index once whether it splits or runs inline, and no two
+// threads of a loop hold one thread slot at once.
 #include <gtest/gtest.h>
 
 #include <tbb/task_arena.h>
@@ -237,6 +238,55 @@ TEST(RunArena, RunsOnTheCallingThreadAndEntersTheArenaOnlyToSplit) {
     EXPECT_EQ(pending_arena, &two);
   });
   EXPECT_EQ(pending_arena, nullptr);
+}
+
+// Scratch kept per thread slot (ProposalSystem's pair candidates) relies on current_thread_slot:
+// while a thread runs a loop's body (split or nested) no other thread holds its slot, and every
+// slot is below loop_thread_count(), also with more threads than cores; a loop that runs
+// inline, and code outside any run, get a slot below the count as well. (A worker that leaves
+// the arena between tasks may come back in another slot, so only overlapping bodies are
+// compared.)
+TEST(ThreadSlot, NoTwoThreadsHoldOneSlotAtOnceAndAllAreBelowTheCount) {
+  for (const int threads : {1, 2, 4}) {
+    RunArena arena(threads);
+    arena.execute([&] {
+      EXPECT_EQ(loop_thread_count(), static_cast<std::size_t>(threads));
+      EXPECT_LT(current_thread_slot(), loop_thread_count());
+      std::vector<std::atomic<std::thread::id>> holder(static_cast<std::size_t>(threads));
+      std::atomic<int> beyond{0}, shared{0};
+      // Takes the calling thread's slot (true), or finds it already held by this thread (a
+      // nested body: false); another holder is a clash.
+      auto take = [&](std::size_t& slot) {
+        slot = current_thread_slot();
+        if (slot >= holder.size()) {
+          ++beyond;
+          return false;
+        }
+        std::thread::id expected{};
+        if (holder[slot].compare_exchange_strong(expected, std::this_thread::get_id())) return true;
+        if (expected != std::this_thread::get_id()) ++shared;
+        return false;
+      };
+      std::atomic<double> sink{0.0};
+      parallel_for_range(0, 64, [&](const auto& range) {
+        std::size_t slot = 0;
+        const bool taken = take(slot);
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          double x = 1.0;  // enough work per index for the other threads to take some
+          for (int k = 0; k < 20000; ++k) x = x * 0.999999 + 1e-9;
+          sink = sink + x;
+          parallel_for_range(0, 4, [&](const auto&) {  // nested
+            std::size_t inner = 0;
+            if (take(inner)) holder[inner].store(std::thread::id{});
+          });
+        }
+        if (taken) holder[slot].store(std::thread::id{});
+      });
+      EXPECT_EQ(beyond.load(), 0);
+      EXPECT_EQ(shared.load(), 0);
+    });
+  }
+  EXPECT_LT(current_thread_slot(), loop_thread_count());  // outside any run
 }
 
 }  // namespace
