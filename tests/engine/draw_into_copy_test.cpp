@@ -13,6 +13,7 @@
 #include "../../engine/src/inference/smc/proposals.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "random_whitened.hpp"
+#include "step_records.hpp"
 
 namespace kingman {
 namespace {
@@ -41,18 +42,22 @@ TEST(DrawIntoCopy, TakingTheAncestorsStateWithTheMergeEqualsCopyingThenMerging) 
       nodes.push_back(std::move(leaf));
     }
     detail::ParticleState copy;  // stale buffers: another length, a foreign cluster
+    testing_support::StepRecords records;
     for (std::size_t step = 0; step + 1 < n; ++step) {
       copy.live.assign(step % 3 + 1, nodes.back().get());
       detail::PairCandidates candidates;
+      candidates.leaf_sums = records.leaf_sums();
       detail::build_candidates(state, context, candidates);
       detail::ParticleState in_place = state;
       detail::ChosenPairCache chosen_in_place, chosen_copy;
       std::unique_ptr<detail::ClusterNode> made_in_place, made_copy;
       kernels::RandomStream stream_in_place(9, 4, step + 1), stream_copy(9, 4, step + 1);
-      const double alpha_in_place = detail::draw_and_merge(
-          in_place, candidates, step, context, stream_in_place, chosen_in_place, made_in_place);
-      const double alpha_copy = detail::draw_and_merge(state, copy, candidates, step, context,
-                                                       stream_copy, chosen_copy, made_copy);
+      const double alpha_in_place =
+          detail::draw_and_merge(in_place, candidates, step, context, stream_in_place,
+                                 chosen_in_place, made_in_place, records.merge());
+      const double alpha_copy =
+          detail::draw_and_merge(state, copy, candidates, step, context, stream_copy, chosen_copy,
+                                 made_copy, records.merge());
       const std::string where = to_string(proposal) + ", step " + std::to_string(step);
       EXPECT_EQ(alpha_copy, alpha_in_place) << where;
       EXPECT_EQ(copy.time, in_place.time) << where;

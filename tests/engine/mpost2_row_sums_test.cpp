@@ -94,9 +94,11 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
   dense_state.live = sums_state.live = leaves;
   const detail::StepContext dense_context{Algorithm::mpost2, n, d, 0.0, &dense_cache};
   const detail::StepContext sums_context{Algorithm::mpost2, n, d, 0.0, &sums_cache};
+  testing_support::StepRecords records;
   std::size_t compared = 0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     detail::PairCandidates dense_pairs, sums_pairs;
+    sums_pairs.leaf_sums = records.leaf_sums();
     detail::build_candidates(dense_state, dense_context, dense_pairs);
     detail::build_candidates(sums_state, sums_context, sums_pairs);
     ASSERT_EQ(dense_pairs.is_factored, sums_pairs.is_factored) << "step " << step;
@@ -111,10 +113,12 @@ TEST(Mpost2RowSums, EveryRowSumMatchesTheDenseSumAtEveryStep) {
     detail::ChosenPairCache dense_chosen, sums_chosen;
     std::unique_ptr<detail::ClusterNode> dense_created, sums_created;
     kernels::RandomStream dense_stream(3, 0, step + 1), sums_stream(3, 0, step + 1);
-    const double dense_alpha = detail::draw_and_merge(dense_state, dense_pairs, step, dense_context,
-                                                      dense_stream, dense_chosen, dense_created);
-    const double sums_alpha = detail::draw_and_merge(sums_state, sums_pairs, step, sums_context,
-                                                     sums_stream, sums_chosen, sums_created);
+    const double dense_alpha =
+        detail::draw_and_merge(dense_state, dense_pairs, step, dense_context, dense_stream,
+                               dense_chosen, dense_created, records.merge());
+    const double sums_alpha =
+        detail::draw_and_merge(sums_state, sums_pairs, step, sums_context, sums_stream, sums_chosen,
+                               sums_created, records.merge());
     EXPECT_NEAR(sums_alpha, dense_alpha, 1e-8 * std::max(1.0, std::abs(dense_alpha)));
     ASSERT_EQ(sums_state.history->merge.left, dense_state.history->merge.left);
     ASSERT_EQ(sums_state.history->merge.right, dense_state.history->merge.right);
@@ -153,6 +157,7 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
   std::vector<detail::ParticleState> states(particles);
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{Algorithm::mpost2, n, d, 0.0, &cache};
+  testing_support::StepRecords records;
   detail::SharedRowSums shared;
   detail::StepContext with_shared = own;
   with_shared.shared_row_sums = &shared;
@@ -166,6 +171,7 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
     shared_steps += sharing;
     std::vector<detail::PairCandidates> candidates(distinct.size());
     for (std::size_t g = 0; g < distinct.size(); ++g) {
+      candidates[g].leaf_sums = records.leaf_sums();
       detail::build_candidates(*distinct[g], own, candidates[g]);
       if (!sharing || !candidates[g].is_factored) continue;
       // A state's newest cluster gets its row and leaf sum in the first build only: clear the
@@ -177,6 +183,7 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
         }
       }
       detail::PairCandidates from_shared;
+      from_shared.leaf_sums = records.leaf_sums();
       detail::build_candidates(*distinct[g], with_shared, from_shared);
       ASSERT_TRUE(from_shared.is_factored);
       const auto& exact = candidates[g].factored.row_sum;
@@ -187,7 +194,7 @@ TEST(Mpost2RowSums, SharedRowSumsMatchEachStatesOwnSums) {
             << "step " << step << ", state " << g << ", live position " << z;
       }
     }
-    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes);
+    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes, records);
   }
   EXPECT_GE(shared_steps, n / 4);
   EXPECT_GT(compared, n * n / 4);

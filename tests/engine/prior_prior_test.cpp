@@ -12,6 +12,7 @@
 #include "../../engine/src/inference/smc/proposals.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "random_whitened.hpp"
+#include "step_records.hpp"
 
 namespace kingman::detail {
 namespace {
@@ -47,6 +48,7 @@ TEST(PriorPriorSystem, DrawsWhatTheGenericStepDraws) {
   const StepContext context{Algorithm::priorprior, n, d, data.log_det_lambda, &cache};
   std::vector<std::unique_ptr<ClusterNode>> nodes;
   std::vector<ParticleState> reference(particles, leaf_state(data, leaf_variance, nodes));
+  testing_support::StepRecords records;
 
   std::vector<double> log_alpha(particles);
   for (std::size_t step = 0; step + 1 < n; ++step) {
@@ -57,7 +59,7 @@ TEST(PriorPriorSystem, DrawsWhatTheGenericStepDraws) {
       std::unique_ptr<ClusterNode> made;
       kernels::RandomStream stream(options.seed, s, step + 1);
       const double expected =
-          draw_and_merge(reference[s], none, step, context, stream, chosen, made);
+          draw_and_merge(reference[s], none, step, context, stream, chosen, made, records.merge());
       ASSERT_EQ(log_alpha[s], expected) << "step " << step << ", particle " << s;
       nodes.push_back(std::move(made));
     }
@@ -98,6 +100,7 @@ TEST(PriorPriorSystem, OneParticleWithoutResamplingMatchesTheGenericStep) {
   const StepContext context{Algorithm::priorprior, n, d, data.log_det_lambda, &cache};
   std::vector<std::unique_ptr<ClusterNode>> nodes;
   ParticleState state = leaf_state(data, 0.0, nodes);
+  testing_support::StepRecords records;
   std::vector<double> log_alpha(1);
   for (std::size_t step = 0; step + 1 < n; ++step) {
     system->extend(step, log_alpha);
@@ -105,7 +108,8 @@ TEST(PriorPriorSystem, OneParticleWithoutResamplingMatchesTheGenericStep) {
     ChosenPairCache chosen;
     std::unique_ptr<ClusterNode> made;
     kernels::RandomStream stream(options.seed, 0, step + 1);
-    ASSERT_EQ(log_alpha[0], draw_and_merge(state, none, step, context, stream, chosen, made))
+    ASSERT_EQ(log_alpha[0],
+              draw_and_merge(state, none, step, context, stream, chosen, made, records.merge()))
         << "step " << step;
     nodes.push_back(std::move(made));
   }

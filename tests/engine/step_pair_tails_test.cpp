@@ -33,6 +33,7 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{proposal, n, d, 0.0, &cache};
   detail::StepPairTails tails;
+  testing_support::StepRecords records;
   detail::StepContext with_tails = own;
   with_tails.pair_tails = &tails;
   std::size_t compared = 0, served = 0;
@@ -53,7 +54,7 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
       for (const detail::ClusterNode* c : distinct[g]->live)
         served += tails.index_of(*c) != detail::StepPairTails::kNoIndex;
     }
-    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes);
+    testing_support::draw_all(states, distinct, candidates, step, own, 5, nodes, records);
   }
   EXPECT_GT(compared, particles * n * n / 8);
   // Most listed clusters are shared by two or more states.

@@ -44,7 +44,8 @@ std::vector<const detail::ParticleState*> distinct_states(
 void draw_all(std::vector<detail::ParticleState>& states,
               const std::vector<const detail::ParticleState*>& distinct,
               const std::vector<detail::PairCandidates>& candidates, std::size_t step,
-              const detail::StepContext& context, std::uint64_t seed, ClusterNodes& nodes) {
+              const detail::StepContext& context, std::uint64_t seed, ClusterNodes& nodes,
+              StepRecords& records) {
   std::vector<detail::ParticleState> next = states;
   for (std::size_t s = 0; s < states.size(); ++s) {
     std::size_t g = 0;
@@ -53,7 +54,7 @@ void draw_all(std::vector<detail::ParticleState>& states,
     std::unique_ptr<detail::ClusterNode> created;
     kernels::RandomStream stream(seed, s, step + 1);
     detail::draw_and_merge(states[s], next[s], candidates[g], step, context, stream, chosen,
-                           created);
+                           created, records.merge());
     nodes.push_back(std::move(created));
   }
   states = std::move(next);

@@ -9,6 +9,7 @@
 
 #include "../../engine/src/inference/smc/proposals.hpp"
 #include "kingman/model/whitened_data.hpp"
+#include "step_records.hpp"
 
 namespace kingman::testing_support {
 
@@ -33,6 +34,7 @@ std::vector<const detail::ParticleState*> distinct_states(
 void draw_all(std::vector<detail::ParticleState>& states,
               const std::vector<const detail::ParticleState*>& distinct,
               const std::vector<detail::PairCandidates>& candidates, std::size_t step,
-              const detail::StepContext& context, std::uint64_t seed, ClusterNodes& nodes);
+              const detail::StepContext& context, std::uint64_t seed, ClusterNodes& nodes,
+              StepRecords& records);
 
 }  // namespace kingman::testing_support

@@ -40,6 +40,7 @@
 
 #include "../../scheduler/parallel_for.hpp"
 #include "cluster_pool.hpp"
+#include "history_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -125,6 +126,7 @@ class LawProposalSystem final : public ParticleSystem {
         particles_.size(),
         particles_.size(), [&](std::size_t s) -> const auto& { return particles_[s].live; });
     created_.resize(particles_.size());
+    history_.start_step(particles_.size(), [&](std::size_t s) { return particles_[s].history; });
     if (proposal_ == Algorithm::postpost || proposal_ == Algorithm::mpost1 ||
         proposal_ == Algorithm::mpost2) {
       extend_pair_scores(step, log_alpha);
@@ -163,7 +165,7 @@ class LawProposalSystem final : public ParticleSystem {
         const double t = state.time - stream.exponential() / lambda;
         if (proposal_ == Algorithm::priorprior) {
           const auto [x, y] = law_proposals::pair_at(stream.below(pairs), m);
-          log_alpha[s] = merge_live(state, x, y, t, id, created_[s]);
+          log_alpha[s] = merge_live(state, x, y, t, id, s);
           continue;
         }
         for (std::size_t x = 0, i = 0; x < m; ++x) {
@@ -176,7 +178,7 @@ class LawProposalSystem final : public ParticleSystem {
         log_alpha[s] = law_proposals::cumulative_weights(log_z, cumulative) - log_lambda;
         const auto [x, y] = law_proposals::pair_at(
             law_proposals::draw_from_cumulative(cumulative, stream.uniform()), m);
-        merge_live(state, x, y, t, id, created_[s]);
+        merge_live(state, x, y, t, id, s);
       }
     });
   }
@@ -200,7 +202,7 @@ class LawProposalSystem final : public ParticleSystem {
     model_.prepare_step(lambda);
 
     history_keys_.resize(count);
-    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history;
     groups_.assign(std::span<const HistoryNode* const>(history_keys_));
     const std::size_t groups = groups_.size();
     const std::vector<std::size_t>& members = groups_.members();
@@ -300,7 +302,7 @@ class LawProposalSystem final : public ParticleSystem {
             const auto [x, y] = law_proposals::pair_at(i, m);
             const Law& law = law_of(state, i, x, y, lambda, scratch);
             const double delta = law.draw(stream.uniform());
-            merge_live(state, x, y, state.time - delta, n_ + step, created_[s]);
+            merge_live(state, x, y, state.time - delta, n_ + step, s);
             log_alpha[s] = proposal_ == Algorithm::postpost
                                ? log_total
                                : law.log_mass() - scores[i] + log_total;
@@ -417,12 +419,13 @@ class LawProposalSystem final : public ParticleSystem {
     });
   }
 
-  // Merges live positions x < y of `state` at time t as node `id`; returns log Z of the merge.
+  // Merges live positions x < y of `state` (particle s's) at time t as node `id`; returns
+  // log Z of the merge.
   double merge_live(State& state, std::size_t x, std::size_t y, double t, std::size_t id,
-                    std::unique_ptr<Node>& created) const {
+                    std::size_t s) {
     std::unique_ptr<Node> merged;
     const double log_z = model_.merge(*state.live[x], *state.live[y], t, id, merged);
-    record_merge(state, x, y, std::move(merged), created);
+    record_merge(state, x, y, std::move(merged), created_[s], history_.node(s));
     return log_z;
   }
 
@@ -445,6 +448,7 @@ class LawProposalSystem final : public ParticleSystem {
   std::vector<State> particles_, next_;
   ClusterPool<Node> pool_;                        // every particle's clusters
   std::vector<std::unique_ptr<Node>> created_;    // by particle, in extend
+  HistoryPool history_;                           // every particle's merges
   std::vector<const HistoryNode*> history_keys_;  // by particle (PostPost)
   StateGroups groups_;                            // of particles (PostPost)
   std::vector<const State*> leaders_;             // a state per group (PostPost)

@@ -2,8 +2,9 @@
 // A particle's partial history for the models whose clusters are immutable nodes of one type
 // (the binary / multinomial model, and the Brownian model with per-dimension messages), as
 // persistent shared structures like particle_state.hpp's: nodes are owned by the system's
-// ClusterPool (cluster_pool.hpp), the merge list is a shared linked list, so a resampled copy
-// of a particle costs O(live clusters) plain pointer copies.
+// ClusterPool (cluster_pool.hpp), the merge list is a shared linked list owned by its
+// HistoryPool (history_pool.hpp), so a resampled copy of a particle costs O(live clusters)
+// plain pointer copies.
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -17,23 +18,23 @@ namespace kingman::detail {
 
 template <class Node>
 struct LiveParticleState {
-  std::vector<const Node*> live;               // history-determined order
-  std::shared_ptr<const HistoryNode> history;  // the last merge
-  double time = 0.0;                           // time of the last merge (T)
+  std::vector<const Node*> live;         // history-determined order
+  const HistoryNode* history = nullptr;  // the last merge (HistoryPool's)
+  double time = 0.0;                     // time of the last merge (T)
 };
 
 // Replaces the live clusters at positions x < y of `state` by `merged` (made at time t, node id
-// merged->id) at position x, appends the merge to the history, and hands the node over in
-// `created` for the caller's ClusterPool.
+// merged->id) at position x, appends the merge to the history in `recorded` (the particle's
+// node of this step, HistoryPool::node), and hands the cluster over in `created` for the
+// caller's ClusterPool.
 template <class Node>
 void record_merge(LiveParticleState<Node>& state, std::size_t x, std::size_t y,
-                  std::unique_ptr<Node> merged, std::unique_ptr<Node>& created) {
+                  std::unique_ptr<Node> merged, std::unique_ptr<Node>& created,
+                  HistoryNode& recorded) {
   const Node& a = *state.live[x];
   const Node& b = *state.live[y];
-  auto node = std::make_shared<HistoryNode>();
-  node->merge = Merge{std::min(a.id, b.id), std::max(a.id, b.id), -merged->time};
-  node->previous = std::move(state.history);
-  state.history = std::move(node);
+  append_merge(state.history, recorded,
+               Merge{std::min(a.id, b.id), std::max(a.id, b.id), -merged->time});
   state.time = merged->time;
   state.live[x] = merged.get();
   state.live.erase(state.live.begin() + static_cast<std::ptrdiff_t>(y));
@@ -46,7 +47,7 @@ template <class State>
 MergeTree live_merge_tree(const State& state, std::size_t leaf_count) {
   MergeTree tree;
   tree.leaf_count = leaf_count;
-  for (const HistoryNode* node = state.history.get(); node; node = node->previous.get())
+  for (const HistoryNode* node = state.history; node; node = node->previous)
     tree.merges.push_back(node->merge);
   std::reverse(tree.merges.begin(), tree.merges.end());
   return tree;

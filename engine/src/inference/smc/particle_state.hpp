@@ -1,11 +1,10 @@
 #pragma once
 // A particle's partial history as persistent, shared structures: resampled copies share their
 // clusters (messages and pair rows; owned by the system's ClusterPool, cluster_pool.hpp) and
-// their merge list instead of copying them, so copying a particle costs O(live clusters) plain
-// pointer copies.
+// their merge list (owned by its HistoryPool, history_pool.hpp) instead of copying them, so
+// copying a particle costs O(live clusters) plain pointer copies.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "kingman/tree/merge_tree.hpp"
@@ -34,22 +33,34 @@ struct ClusterNode {
   double offset() const { return variance + time; }  // a_c in r_C = a_l + a_r - 2T
 };
 
+// One merge of a particle's history, and the history before it (null before the first merge).
+// Owned by the system's HistoryPool (history_pool.hpp), which fills in nothing but the mark.
 struct HistoryNode {
   Merge merge;
-  std::shared_ptr<const HistoryNode> previous;
+  const HistoryNode* previous = nullptr;
+  mutable std::uint64_t collect_mark = 0;  // HistoryPool's
 };
+
+// Records `merge` in `node` (a HistoryPool's, handed out for this step) after `history`, and
+// makes it the history.
+inline void append_merge(const HistoryNode*& history, HistoryNode& node, const Merge& merge) {
+  node.merge = merge;
+  node.previous = history;
+  history = &node;
+}
 
 struct LeafRowSums;  // MPost2's (pair_cache.hpp)
 
 struct ParticleState {
-  std::vector<const ClusterNode*> live;        // in a fixed, history-determined order
-  std::shared_ptr<const HistoryNode> history;  // the last merge
-  double time = 0.0;                           // time of the last merge (T)
+  std::vector<const ClusterNode*> live;  // in a fixed, history-determined order
+  const HistoryNode* history = nullptr;  // the last merge (HistoryPool's)
+  double time = 0.0;                     // time of the last merge (T)
   // MPost2: the leaf parts of the row sums of the state before the last merge (null for the
   // first state), by that state's live positions, shared by the copies of that state; the next
   // step derives this state's from them. The last merge put the merged cluster at position
   // merged_at of that state's list and erased its position erased_at (merged_at < erased_at).
-  std::shared_ptr<const LeafRowSums> leaf_sums;
+  // Owned by the system, which keeps a step's sums until the step after it has read them.
+  const LeafRowSums* leaf_sums = nullptr;
   std::size_t merged_at = 0, erased_at = 0;
 };
 

@@ -18,6 +18,7 @@
 
 #include "../../scheduler/parallel_for.hpp"
 #include "cluster_pool.hpp"
+#include "history_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "kingman/model/coalescent_prior.hpp"
@@ -106,7 +107,7 @@ struct PatchedLiveList {
 
 struct PriorState {
   PatchedLiveList live;
-  std::shared_ptr<const HistoryNode> history;
+  const HistoryNode* history = nullptr;  // HistoryPool's
   double time = 0.0;
 };
 
@@ -134,9 +135,10 @@ class PriorPriorSystem final : public ParticleSystem {
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size();
     history_keys_.resize(count);
-    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history.get();
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history;
     groups_.assign(std::span<const HistoryNode* const>(history_keys_));
     sweep_clusters_if_due(count);
+    history_.start_step(count, [&](std::size_t s) { return particles_[s].history; });
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
     new_bases_.resize(groups_.size());
@@ -184,8 +186,7 @@ class PriorPriorSystem final : public ParticleSystem {
   MergeTree tree(std::size_t particle) const override {
     MergeTree tree;
     tree.leaf_count = context_.leaf_count;
-    for (const HistoryNode* node = particles_[particle].history.get(); node;
-         node = node->previous.get())
+    for (const HistoryNode* node = particles_[particle].history; node; node = node->previous)
       tree.merges.push_back(node->merge);
     std::reverse(tree.merges.begin(), tree.merges.end());
     return tree;
@@ -210,8 +211,8 @@ class PriorPriorSystem final : public ParticleSystem {
     std::unique_ptr<ClusterNode>& merged = created_[s];
     if (!merged) merged = std::make_unique<ClusterNode>();
     merge_clusters(a, b, t, context_.leaf_count + step, context_.dims, *merged);
-    state.history = std::make_shared<const HistoryNode>(
-        HistoryNode{Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t}, state.history});
+    append_merge(state.history, history_.node(s),
+                 Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t});
     state.live.add(x, y, merged.get());
     state.time = t;
     if (std::isnan(log_alpha) || log_alpha == std::numeric_limits<double>::infinity()) {
@@ -249,6 +250,7 @@ class PriorPriorSystem final : public ParticleSystem {
   StepContext context_;
   std::vector<PriorState> particles_, next_;
   ClusterPool<ClusterNode> pool_{/*reuse=*/true};
+  HistoryPool history_;                               // every particle's merges
   std::vector<std::unique_ptr<LiveBase>> bases_;      // every base some particle may use
   std::vector<std::unique_ptr<LiveBase>> new_bases_;  // by group, in extend
   std::vector<std::unique_ptr<ClusterNode>> created_;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <stdexcept>
 #include <vector>
 
 #include "../../model/brownian_duration_law.hpp"
@@ -341,32 +342,33 @@ __attribute__((noinline)) void shared_merged_sums(const SharedRowSums& shared,
     sums[k] = view.row_sum(static_cast<const Mpost2ClusterNode&>(*state.live[merged_at[k]]));
 }
 
-// MPost2's factored scores of `state` (pair_cache.hpp), and in `sums_out` its leaf row sums;
-// false when the scores cannot be trusted (kSmallestFactoredTotal), and the caller scores pairs
-// one by one instead.
+// MPost2's factored scores of `state` (pair_cache.hpp), and in `sums` (storage other than the
+// parent's, state.leaf_sums) its leaf row sums when the cache keeps leaf sums; false when the
+// scores cannot be trusted (kSmallestFactoredTotal), and the caller scores pairs one by one
+// instead.
 bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cache,
                            std::size_t leaf_count, std::size_t dims, double lambda,
-                           const SharedRowSums* shared, FactoredScores& out,
-                           std::shared_ptr<const LeafRowSums>& sums_out) {
+                           const SharedRowSums* shared, FactoredScores& out, LeafRowSums* sums) {
   thread_local LiveClusters live;
   live.gather(state, cache);
   const std::size_t m = state.live.size();
   const bool with_leaf_sums = cache.uses_leaf_sums();
-  std::shared_ptr<LeafRowSums> sums;
   if (with_leaf_sums) {
+    if (!sums || sums == state.leaf_sums)
+      throw std::logic_error("MPost2: no storage of its own for a state's leaf row sums");
     if (!state.history) {
-      sums = std::make_shared<LeafRowSums>(*cache.initial_leaf_sums());
+      *sums = *cache.initial_leaf_sums();
     } else {
       // The parent's sums by its live positions: this state lists the same clusters less the
       // one at erased_at, with its new cluster at merged_at (complete_pair_weights sums it).
-      sums = std::make_shared<LeafRowSums>();
       copy_without(state.leaf_sums->tau, state.erased_at, sums->tau);
       copy_without(state.leaf_sums->scaled, state.erased_at, sums->scaled);
     }
   }
   for (std::size_t x = 0; x < m; ++x)
     if (live.id[x] >= leaf_count && !live.weight_row[x])
-      complete_pair_weights(state, x, cache, dims, leaf_count, live, sums.get());
+      complete_pair_weights(state, x, cache, dims, leaf_count, live,
+                            with_leaf_sums ? sums : nullptr);
   if (with_leaf_sums) update_leaf_sums(state, cache, leaf_count, live, *sums);
   const std::size_t ids = 2 * leaf_count - m;  // n leaves and n - m merged clusters so far
   thread_local std::vector<double> exponent;
@@ -377,7 +379,6 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
     if (live.id[x] < leaf_count) leaf_offset = live.offset[x];
   }
   const double largest = kernels::max_array(exponent.data(), m);
-  sums_out = std::move(sums);
   out.exact_row_sums = !with_leaf_sums;
   if (!std::isfinite(largest)) return false;
   out.factor.resize(ids);
@@ -422,7 +423,7 @@ bool build_factored_mpost2(const ParticleState& state, const LeafPairCache& cach
     } else {
       // Leaf parts: every leaf's factor is e^{sigma_y} exp(lambda (a - T) / 2 - shift), so the
       // part is exp(tau_z + lambda (a - T) / 2 - shift) * scaled_z; then the merged partners.
-      const LeafRowSums& leaf_sums = *sums_out;
+      const LeafRowSums& leaf_sums = *sums;
       for (std::size_t z = 0; z < m; ++z)
         leaf_parts[z] = leaf_sums.tau[z] + 0.5 * lambda * leaf_offset - shift;
       kernels::exp_array(leaf_parts.data(), leaf_parts.data(), m);
@@ -662,13 +663,16 @@ void build_candidates(const ParticleState& state, const StepContext& context,
 
 double draw_and_merge(ParticleState& state, const PairCandidates& pairs, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created) {
-  return draw_and_merge(state, state, pairs, step, context, stream, chosen_pairs, created);
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created,
+                      HistoryNode& recorded) {
+  return draw_and_merge(state, state, pairs, step, context, stream, chosen_pairs, created,
+                        recorded);
 }
 
 double draw_and_merge(const ParticleState& state, ParticleState& next, const PairCandidates& pairs,
                       std::size_t step, const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created) {
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created,
+                      HistoryNode& recorded) {
   thread_local std::vector<double> scores;
   thread_local ProposalWeights prior_post_weights;
   const PairDensities density(context);
@@ -808,11 +812,12 @@ double draw_and_merge(const ParticleState& state, ParticleState& next, const Pai
     next.live.assign(state.live.begin(), at_y);
     next.live.insert(next.live.end(), at_y + 1, state.live.end());
     next.live[x] = merged.get();
-    next.leaf_sums = state.leaf_sums;
   }
   created = std::move(merged);
-  if (mpost2) next.leaf_sums = pairs.leaf_sums;  // this state's, the next state's parent's
-  next.history = std::make_shared<const HistoryNode>(HistoryNode{merge, state.history});
+  // MPost2 with leaf sums: this state's, the next state's parent's.
+  next.leaf_sums = mpost2 && context.cache->uses_leaf_sums() ? pairs.leaf_sums : nullptr;
+  next.history = state.history;  // `next` may be a copy
+  append_merge(next.history, recorded, merge);
   next.time = t;
   next.merged_at = x;
   next.erased_at = y;

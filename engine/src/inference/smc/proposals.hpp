@@ -75,8 +75,11 @@ struct PairCandidates {
   // MPost2: whether `factored` holds this state's scores (otherwise log_score does).
   bool is_factored = false;
   FactoredScores factored;
-  // MPost2: this state's leaf row sums, handed to every particle that draws from it.
-  std::shared_ptr<const LeafRowSums> leaf_sums;
+  // MPost2 with leaf sums (LeafPairCache::uses_leaf_sums): where build_candidates writes this
+  // state's leaf row sums, which every particle that draws from it then points to. The caller's
+  // storage: neither the parent's sums (state.leaf_sums) nor another state's of this step, kept
+  // until the next step's candidates are built.
+  LeafRowSums* leaf_sums = nullptr;
 };
 
 // Fills `merged` (a fresh or spare node; its other fields are reset) with the message of a and b
@@ -123,16 +126,19 @@ void build_candidates(const ParticleState& state, const StepContext& context,
 // Extends `state` by merge number `step` (0-based) and returns log alpha. `candidates` must
 // have been built from a state identical to `state`. `created` may hold a spare node of this
 // run's kind (ClusterPool::take_spare; stale values are overwritten) for the merged cluster;
-// the merged cluster, which `state` now lists, is handed back in it for the caller's pool.
+// the merged cluster, which `state` now lists, is handed back in it for the caller's pool. The
+// merge is recorded in `recorded` (the particle's node of this step, HistoryPool::node).
 double draw_and_merge(ParticleState& state, const PairCandidates& candidates, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created,
+                      HistoryNode& recorded);
 // The same draw from `state`, with the extended state written to `next` (which may be `state`):
 // a resampled copy of `state` that has not taken its state yet takes it here, with the merge
 // applied, for the price of one copy (instead of a copy, then a shift of the live list).
 double draw_and_merge(const ParticleState& state, ParticleState& next,
                       const PairCandidates& candidates, std::size_t step,
                       const StepContext& context, kernels::RandomStream& stream,
-                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created);
+                      ChosenPairCache& chosen_pairs, std::unique_ptr<ClusterNode>& created,
+                      HistoryNode& recorded);
 
 }  // namespace kingman::detail

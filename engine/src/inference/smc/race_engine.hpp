@@ -65,6 +65,7 @@
 
 #include "../../scheduler/parallel_for.hpp"
 #include "cluster_pool.hpp"
+#include "history_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -190,6 +191,7 @@ class RaceSystem final : public ParticleSystem {
     pool_.collect_if_due(
         count, count, [&](std::size_t s) -> const auto& { return particles_[s].state.live; });
     created_.resize(count);
+    history_.start_step(count, [&](std::size_t s) { return particles_[s].state.history; });
     // Copies of one state (same history, same leaf clocks) make the same next merge with the
     // same weight: group them, in particle order.
     struct Group {
@@ -200,7 +202,7 @@ class RaceSystem final : public ParticleSystem {
     std::vector<Group> groups;
     std::map<std::pair<const HistoryNode*, std::uint32_t>, std::size_t> group_by_state;
     for (std::size_t s = 0; s < count; ++s) {
-      const auto key = std::make_pair(particles_[s].state.history.get(), particles_[s].lineage);
+      const auto key = std::make_pair(particles_[s].state.history, particles_[s].lineage);
       const auto [it, added] = group_by_state.emplace(key, groups.size());
       if (added) groups.emplace_back();
       groups[it->second].members.push_back(s);
@@ -237,10 +239,9 @@ class RaceSystem final : public ParticleSystem {
   void resample(std::span<const std::size_t> ancestors) override {
     // A copy: the live list and the rows, a few words per live cluster.
     resample_particles(particles_, next_, ancestors, 8 * particles_.front().state.live.size());
-    // Release the old generation's history now rather than at the next resampling (buffers
-    // keep their capacity for the next resampling's copies).
+    // Clear the old generation (buffers keep their capacity for the next resampling's copies).
     for (Particle& old : next_) {
-      old.state.history.reset();
+      old.state.history = nullptr;
       old.state.live.clear();
       old.rows.clear();
     }
@@ -402,8 +403,8 @@ class RaceSystem final : public ParticleSystem {
     const std::size_t id = n_ + step;
     auto merged = model_.merged(a, b, t, id, (std::uint64_t{index} << 32) | id);
     const std::size_t gone_a = a.id, gone_b = b.id;
-    particle.state.history = std::make_shared<const HistoryNode>(HistoryNode{
-        Merge{std::min(gone_a, gone_b), std::max(gone_a, gone_b), -t}, particle.state.history});
+    append_merge(particle.state.history, history_.node(index),
+                 Merge{std::min(gone_a, gone_b), std::max(gone_a, gone_b), -t});
     particle.state.time = t;
 
     // selection.row > selection.partner: erase the later position first.
@@ -430,6 +431,7 @@ class RaceSystem final : public ParticleSystem {
   std::size_t n_;
   std::vector<Particle> particles_, next_;
   ClusterPool<Node> pool_;                      // every particle's clusters
+  HistoryPool history_;                         // every particle's merges
   std::vector<std::unique_ptr<Node>> created_;  // by particle, in extend
 };
 

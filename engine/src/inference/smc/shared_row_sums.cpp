@@ -27,14 +27,14 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
   // The latest common ancestor: the states' histories (all of the same length) stepped back
   // together until they meet; `depth` steps back.
   walk_.resize(states.size());
-  for (std::size_t g = 0; g < states.size(); ++g) walk_[g] = states[g]->history.get();
+  for (std::size_t g = 0; g < states.size(); ++g) walk_[g] = states[g]->history;
   auto met = [&] {
     return std::all_of(walk_.begin(), walk_.end(),
                        [&](const HistoryNode* h) { return h == walk_.front(); });
   };
   std::size_t depth = 0;
   while (!met()) {
-    for (const HistoryNode*& h : walk_) h = h ? h->previous.get() : nullptr;
+    for (const HistoryNode*& h : walk_) h = h ? h->previous : nullptr;
     ++depth;
     if (!pays(depth, ids - depth)) return false;  // too far back: stop walking
   }
@@ -43,8 +43,8 @@ bool SharedRowSums::prepare(std::span<const ParticleState* const> states,
   if (marks_.size() < 2 * n) marks_.resize(2 * n, 0);
   contested_.clear();
   for (const ParticleState* state : states) {
-    const HistoryNode* h = state->history.get();
-    for (std::size_t k = 0; k < depth; ++k, h = h->previous.get()) {
+    const HistoryNode* h = state->history;
+    for (std::size_t k = 0; k < depth; ++k, h = h->previous) {
       for (const std::size_t id : {h->merge.left, h->merge.right}) {
         if (id >= first_id && id < first_recent && marks_[id] != stamp) {
           marks_[id] = stamp;

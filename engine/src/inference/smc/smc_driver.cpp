@@ -13,6 +13,7 @@
 #include "../../scheduler/parallel_for.hpp"
 #include "../../scheduler/run_arena.hpp"
 #include "cluster_pool.hpp"
+#include "history_pool.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/model/coalescent_prior.hpp"
@@ -134,7 +135,7 @@ class ProposalSystem final : public detail::ParticleSystem {
     // Resampled copies of one state share its pair candidates: group particles by state
     // (their history pointer), in particle order, and build each group's candidates once.
     history_keys_.resize(count);
-    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = state_of(s).history.get();
+    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = state_of(s).history;
     groups_.assign(std::span<const detail::HistoryNode* const>(history_keys_));
     const std::vector<std::size_t>& members = groups_.members();
     // Copies of a state list the same clusters: a sweep marks one list per group. (MPost2
@@ -165,6 +166,12 @@ class ProposalSystem final : public detail::ParticleSystem {
     // Each particle's new cluster goes into a node freed by an earlier sweep where one is left.
     created_.resize(count);
     for (auto& node : created_) node = pool_.take_spare();
+    history_.start_step(count, [&](std::size_t s) { return state_of(s).history; });
+    // MPost2's leaf sums of this step's states, by group, where the last step's (which the
+    // states point to) stay untouched. Never shrunk: the buffers are reused step after step.
+    std::vector<detail::LeafRowSums>& step_leaf_sums = leaf_sums_[step % 2];
+    if (cache_.uses_leaf_sums() && step_leaf_sums.size() < groups_.size())
+      step_leaf_sums.resize(groups_.size());
     const std::size_t m = n - step;
     StepWork work = step_work(context_.proposal, m, context_.dims);
     if (pending_) work.per_particle += m;  // its resampled copy
@@ -185,8 +192,9 @@ class ProposalSystem final : public detail::ParticleSystem {
         const std::size_t s = members[k];
         kernels::RandomStream stream(seed_, s, step + 1, step_key);
         // A pending copy takes its ancestor's state with its merge (into its own buffers).
-        log_alpha[s] = detail::draw_and_merge(state_of(s), particles_[s], candidates, step,
-                                              context_, stream, chosen_pairs, created_[s]);
+        log_alpha[s] =
+            detail::draw_and_merge(state_of(s), particles_[s], candidates, step, context_, stream,
+                                   chosen_pairs, created_[s], history_.node(s));
       }
     };
     candidate_stacks_.resize(std::max(candidate_stacks_.size(), detail::loop_thread_count()));
@@ -198,6 +206,7 @@ class ProposalSystem final : public detail::ParticleSystem {
             throw std::logic_error("ProposalSystem: a thread slot beyond the arena's threads");
           CandidateStack::Use use(candidate_stacks_[slot]);
           for (std::size_t g = range.begin(); g != range.end(); ++g) {
+            use.candidates.leaf_sums = cache_.uses_leaf_sums() ? &step_leaf_sums[g] : nullptr;
             detail::build_candidates(state_of(groups_.leader(g)), context_, use.candidates);
             const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
             const std::size_t chunks = (end - begin + kChunk - 1) / kChunk;
@@ -277,10 +286,13 @@ class ProposalSystem final : public detail::ParticleSystem {
   std::vector<CandidateStack> candidate_stacks_;
   detail::ClusterPool<detail::ClusterNode> pool_{/*reuse=*/true};  // every particle's clusters
   std::vector<std::unique_ptr<detail::ClusterNode>> created_;      // by particle, in extend
-  std::vector<const detail::HistoryNode*> history_keys_;           // by particle, in extend
-  detail::StateGroups groups_;                                     // of particles, in extend
-  detail::SharedRowSums shared_row_sums_;                          // MPost2's, in extend
-  std::vector<const ParticleState*> leaders_;                      // a state per group, in extend
+  detail::HistoryPool history_;                                    // every particle's merges
+  // MPost2's leaf sums (ParticleState::leaf_sums) of the states of the last two steps, by group.
+  std::vector<detail::LeafRowSums> leaf_sums_[2];
+  std::vector<const detail::HistoryNode*> history_keys_;  // by particle, in extend
+  detail::StateGroups groups_;                            // of particles, in extend
+  detail::SharedRowSums shared_row_sums_;                 // MPost2's, in extend
+  std::vector<const ParticleState*> leaders_;             // a state per group, in extend
 };
 
 }  // namespace
