@@ -47,6 +47,9 @@ template <class State>
 MergeTree live_merge_tree(const State& state, std::size_t leaf_count) {
   MergeTree tree;
   tree.leaf_count = leaf_count;
+  // At most n - 1 merges: one allocation (growing by doubling cost a run of MPost2 at n = 64
+  // with 100 particles 1 % of its time, on one thread while the others wait).
+  tree.merges.reserve(leaf_count > 0 ? leaf_count - 1 : 0);
   for (const HistoryNode* node = state.history; node; node = node->previous)
     tree.merges.push_back(node->merge);
   std::reverse(tree.merges.begin(), tree.merges.end());

@@ -186,6 +186,7 @@ class PriorPriorSystem final : public ParticleSystem {
   MergeTree tree(std::size_t particle) const override {
     MergeTree tree;
     tree.leaf_count = context_.leaf_count;
+    tree.merges.reserve(context_.leaf_count - 1);
     for (const HistoryNode* node = particles_[particle].history; node; node = node->previous)
       tree.merges.push_back(node->merge);
     std::reverse(tree.merges.begin(), tree.merges.end());
