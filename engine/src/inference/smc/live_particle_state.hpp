@@ -42,7 +42,7 @@ void record_merge(LiveParticleState<Node>& state, std::size_t x, std::size_t y,
 }
 
 // The merge list of a particle (complete once n - 1 merges are done): any state with a
-// `history` list (also particle_state.hpp's).
+// `history` list (also particle_state.hpp's and PriorPrior's, prior_prior.cpp).
 template <class State>
 MergeTree live_merge_tree(const State& state, std::size_t leaf_count) {
   MergeTree tree;

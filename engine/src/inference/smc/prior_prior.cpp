@@ -22,6 +22,7 @@
 #include "kingman/error.hpp"
 #include "kingman/kernels/rng.hpp"
 #include "kingman/model/coalescent_prior.hpp"
+#include "live_particle_state.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
 #include "proposals.hpp"
@@ -184,13 +185,7 @@ class PriorPriorSystem final : public ParticleSystem {
   }
 
   MergeTree tree(std::size_t particle) const override {
-    MergeTree tree;
-    tree.leaf_count = context_.leaf_count;
-    tree.merges.reserve(context_.leaf_count - 1);
-    for (const HistoryNode* node = particles_[particle].history; node; node = node->previous)
-      tree.merges.push_back(node->merge);
-    std::reverse(tree.merges.begin(), tree.merges.end());
-    return tree;
+    return live_merge_tree(particles_[particle], context_.leaf_count);
   }
 
  private:
