@@ -215,8 +215,8 @@ void bench_offset_newton(benchmark::State& state) {
 BENCHMARK(bench_offset_newton)->Arg(10)->Arg(20)->Arg(64);
 
 // MPost2's per-pair term p/2 log x + log K_p(sqrt x) over a row of 1000 squared distances
-// (d = 64, p = -31, x spread over six decades): one scalar call per pair (log and the fit's
-// Clenshaw sum) against the batch that vectorizes both. Items: pairs.
+// (d = 64, p = -31, x spread over six decades): one scalar call per pair (the fit's scalar
+// reference) against the batch in SIMD lanes. Items: pairs.
 std::vector<double> bessel_arguments(std::size_t count) {
   RandomStream stream(5, 5);
   std::vector<double> x(count);
@@ -224,14 +224,11 @@ std::vector<double> bessel_arguments(std::size_t count) {
   return x;
 }
 void bench_mpost2_terms_scalar(benchmark::State& state) {
-  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5);
+  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5, -15.5);
   const std::vector<double> x = bessel_arguments(1000);
   std::vector<double> out(x.size());
   for (auto _ : state) {
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const double log_x = std::log(x[i]);
-      out[i] = -15.5 * log_x + fit.of_square(x[i], log_x);
-    }
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = fit.term(x[i]);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size()));
@@ -240,18 +237,27 @@ BENCHMARK(bench_mpost2_terms_scalar);
 // Batches of Arg(0) pairs: 1000, and 31, the mean row of MPost2 at n = 64 (rows of a new
 // cluster against the other live clusters), where the per-call costs show.
 void bench_mpost2_terms_batch(benchmark::State& state) {
-  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5);
+  const LogBesselKFixedOrder fit(-31.0, 1e-3, 1e5, -15.5);
   const std::vector<double> x = bessel_arguments(1000);
   std::vector<double> out(x.size());
   const std::size_t batch = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
     for (std::size_t begin = 0; begin + batch <= x.size(); begin += batch)
-      fit.log_terms(x.data() + begin, -15.5, out.data() + begin, batch);
+      fit.terms(x.data() + begin, out.data() + begin, batch);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.size() / batch * batch));
 }
 BENCHMARK(bench_mpost2_terms_batch)->Arg(1000)->Arg(31);
+// The fit itself, once per run: over eight decades, MPost2's range at (64, 64, 100) (a millionth
+// of the smallest leaf distance up to the largest).
+void bench_mpost2_terms_fit(benchmark::State& state) {
+  for (auto _ : state) {
+    const LogBesselKFixedOrder fit(-31.0, 1e-5, 1e3, -15.5);
+    benchmark::DoNotOptimize(fit.pieces());
+  }
+}
+BENCHMARK(bench_mpost2_terms_fit)->Unit(benchmark::kMicrosecond);
 
 // exp and log of 1000 values: libm one call at a time against the vectorized arrays.
 void bench_exp_libm(benchmark::State& state) {

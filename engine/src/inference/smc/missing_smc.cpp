@@ -113,10 +113,10 @@ class BesselTermsByOrder {
   BesselTermsByOrder(std::size_t dims, double smallest, double largest)
       : smallest_(smallest), largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
 
-  // log K_p(sqrt(x)), p = 1 - k/2, given log x. Where no fit can be made for the order over the
+  // log K_p(sqrt(x)), p = 1 - k/2. Where no fit can be made for the order over the
   // run's range (it did not converge for k ~ 2700 over MPost1's range when that started at
   // 1e-12 of its top), log_bessel_k itself.
-  double log_k(std::size_t k, double x, double log_x) const {
+  double log_k(std::size_t k, double x) const {
     std::call_once(flags_[k], [&] {
       try {
         fits_[k] = std::make_unique<kernels::LogBesselKFixedOrder>(order(k), largest_ * 1e-12,
@@ -125,7 +125,7 @@ class BesselTermsByOrder {
         fits_[k].reset();
       }
     });
-    if (fits_[k]) return fits_[k]->of_square(x, log_x);
+    if (fits_[k]) return fits_[k]->term(x);
     return kernels::log_bessel_k(order(k), std::sqrt(x));
   }
 
@@ -264,7 +264,7 @@ class MissingProposalModel : public MissingDataModel {
     const double p = 1.0 - 0.5 * k;
     const double x = energy * psi, log_x = std::log(x);
     const auto order = static_cast<std::size_t>(k);
-    const double bessel = (psi == 1.0 ? mpost2_terms_ : mpost1_terms_)->log_k(order, x, log_x);
+    const double bessel = (psi == 1.0 ? mpost2_terms_ : mpost1_terms_)->log_k(order, x);
     fixed = -0.5 * k * kLogTwoPi - 0.5 * log_lambda + 0.5 * p * log_x + bessel -
             (psi == 1.0 ? 0.0 : p * std::log(psi));
     variance = variances / k;

@@ -35,7 +35,8 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
       smallest = std::min(smallest, e);
       largest = std::max(largest, e);
     }
-  if (largest > 0.0) bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300);
+  if (largest > 0.0)
+    bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300, 0.5 * shape_);
   // The Bessel terms L_ij first (in the layout of eps_), then the scales, then E in place.
   leaf_weights_.resize(eps_.size());
   parallel_for_range(0, n_, [&](const auto& rows) {
@@ -113,7 +114,7 @@ void LeafPairCache::mpost2_terms(const double* eps, double* out, std::size_t cou
   }
   for (std::size_t k = 0; k < count; ++k)
     out[k] = std::max(eps[k], std::numeric_limits<double>::min());
-  bessel_->log_terms(out, 0.5 * shape_, out, count);
+  bessel_->terms(out, out, count);
 }
 
 MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count) {

@@ -87,15 +87,14 @@ class LeafPairCache {
   std::size_t leaf_count() const { return n_; }
 
   // MPost2's pair score without lambda (Henao & Lucas eq. 13): log(eps^{p/2} K_p(sqrt eps)),
-  // p = 1 - d/2, from a per-run fit of the fixed-order Bessel function.
+  // p = 1 - d/2, from a per-run fit of that fixed-order term.
   // Identical points (eps = 0, allowed when the leaf variance is positive) would make the score
   // infinite; the score only chooses the pair (the weight is exact), so they are scored at the
   // smallest normal distance instead, which still ranks them first.
   double mpost2_term(double eps) const {
     eps = std::max(eps, std::numeric_limits<double>::min());
-    const double log_eps = std::log(eps);
-    return 0.5 * shape_ * log_eps + (bessel_ ? bessel_->of_square(eps, log_eps)
-                                             : kernels::log_bessel_k(shape_, std::sqrt(eps)));
+    return bessel_ ? bessel_->term(eps)
+                   : 0.5 * shape_ * std::log(eps) + kernels::log_bessel_k(shape_, std::sqrt(eps));
   }
   // out[k] = mpost2_term(eps[k]) for a batch (vectorized; `out` may alias `eps`).
   void mpost2_terms(const double* eps, double* out, std::size_t count) const;
