@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "bracketed_root.hpp"
@@ -127,8 +126,10 @@ double slope_root(const DiscretePair& pair, double rate, double deep, double sha
   return std::min(latest, bracketed_root(falling, latest - deep, latest - shallow));
 }
 
-// The unique maximum when the certificates prove there is one, else nothing.
-std::optional<double> certified_optimum(const DiscretePair& pair, double rate, double far) {
+// The unique maximum into `optimum` when the certificates prove there is one (true), else false.
+// (A bool and an out-parameter: with std::optional<double>, GCC 12 under the sanitizers warned
+// that the empty optional's value "may be used uninitialized".)
+bool certified_optimum(const DiscretePair& pair, double rate, double far, double& optimum) {
   thread_local std::vector<double> pool;
   const SlopeCertificates certificates(pair, rate, pool);
   const double latest = pair.latest_time();
@@ -148,13 +149,21 @@ std::optional<double> certified_optimum(const DiscretePair& pair, double rate, d
     const Probe& b = piece.shallow;
     const double slope_a = a.slope(rate), slope_b = b.slope(rate);
     if (a.ordered()) {  // covers [t_a, latest]
-      if (crossed) return slope_a <= 0.0 ? std::optional<double>(crossing) : std::nullopt;
-      if (!(slope_a > 0.0)) return latest - a.depth;
-      if (!(rate + pair.log_local_likelihood_slope(latest) < 0.0)) return latest;
-      return slope_root(pair, rate, a.depth, 0.0);
+      if (crossed) {
+        optimum = crossing;
+        return slope_a <= 0.0;
+      }
+      if (!(slope_a > 0.0)) {
+        optimum = latest - a.depth;
+      } else if (!(rate + pair.log_local_likelihood_slope(latest) < 0.0)) {
+        optimum = latest;
+      } else {
+        optimum = slope_root(pair, rate, a.depth, 0.0);
+      }
+      return true;
     }
     if (certificates.rising(a, b)) {
-      if (crossed) return std::nullopt;  // positive again after a crossing: maybe bimodal
+      if (crossed) return false;  // positive again after a crossing: maybe bimodal
       continue;
     }
     const bool falling = certificates.falling(a, b);
@@ -166,18 +175,19 @@ std::optional<double> certified_optimum(const DiscretePair& pair, double rate, d
         crossed = true;
         crossing = slope_root(pair, rate, a.depth, b.depth);
       } else if (crossed && slope_a > 0.0) {
-        return std::nullopt;
+        return false;
       }
       continue;
     }
-    if (++splits > kMaxSplits || a.depth - b.depth <= 1e-12 * a.depth) return std::nullopt;
+    if (++splits > kMaxSplits || a.depth - b.depth <= 1e-12 * a.depth) return false;
     // Geometric halving; pieces that reach the boundary are halved in depth.
     const double middle = b.depth > 0.0 ? std::sqrt(a.depth * b.depth) : 0.5 * a.depth;
     Probe m = certificates.probe(middle);
     stack.push_back({m, b});
     stack.push_back({a, std::move(m)});
   }
-  return crossed ? crossing : latest;
+  optimum = crossed ? crossing : latest;
+  return true;
 }
 
 // When the certificates fail: scan the slope on a geometric grid of depths, refine every + to
@@ -234,7 +244,7 @@ double per_column_rate_optimum(const DiscretePair& pair, double rate) {
   };
   double far = 1.0 / lambda_min;
   while (!surely_rising(far)) far *= 2.0;
-  if (const std::optional<double> t = certified_optimum(pair, rate, far)) return *t;
+  if (double optimum; certified_optimum(pair, rate, far, optimum)) return optimum;
   return scanned_optimum(pair, rate, far, std::min(far, 1e-9 / lambda_max));
 }
 
