@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace kingman::detail {
 
@@ -35,8 +36,15 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
       smallest = std::min(smallest, e);
       largest = std::max(largest, e);
     }
-  if (largest > 0.0)
-    bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300, 0.5 * shape_);
+  // Where no fit can be made (distances near the ends of the doubles' range), every term comes
+  // from log_bessel_k: slower, the same values to 1e-13.
+  if (largest > 0.0) {
+    try {
+      bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300, 0.5 * shape_);
+    } catch (const std::exception&) {
+      bessel_.reset();
+    }
+  }
   // The Bessel terms L_ij first (in the layout of eps_), then the scales, then E in place.
   leaf_weights_.resize(eps_.size());
   parallel_for_range(0, n_, [&](const auto& rows) {
