@@ -1,6 +1,7 @@
 #include "kingman/kernels/fixed_order_bessel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -66,6 +67,26 @@ double from_bits(std::uint64_t bits) {
   return std::bit_cast<double>(bits);
 }
 
+// Whether pass(i) holds for every i < count, with the indices run through `loop` (serially
+// where it is empty). Indices are independent, so a loop may run them on several threads at
+// once; once one fails the rest are skipped (the caller discards the attempt), so the answer,
+// and every value kept from an attempt that passes, is the same whatever the loop.
+template <typename Pass>
+bool all_pass(std::size_t count, std::size_t work_per_index, const Pass& pass,
+              const LogBesselKFixedOrder::RangeLoop& loop) {
+  if (!loop) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (!pass(i)) return false;
+    return true;
+  }
+  std::atomic<bool> passed{true};
+  loop(count, work_per_index, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end && passed.load(std::memory_order_relaxed); ++i)
+      if (!pass(i)) passed.store(false, std::memory_order_relaxed);
+  });
+  return passed.load();
+}
+
 // The reference fit: log K_nu(sqrt(x)) piecewise Chebyshev of degree 12 in u = log x, on pieces
 // cut from the bits of x like the final fit's with 2^j_ref pieces per binade (j_ref = 0: whole
 // binades, u-width ln 2), j_ref raised until every piece matches log_bessel_k to 1e-13 relative
@@ -75,10 +96,12 @@ double from_bits(std::uint64_t bits) {
 class ReferenceFit {
  public:
   static constexpr int kDegree = 12;
+  // Rough arithmetic cost of fitting and checking one piece: 27 calls of log_bessel_k.
+  static constexpr std::size_t kWorkPerPiece = 10000;
   static constexpr int kMostPieceBits = 8;
 
-  // Covers the pieces of x_min ... x_max (positive normal numbers).
-  ReferenceFit(double nu, double x_min, double x_max) {
+  // Covers the pieces of x_min ... x_max (positive normal numbers), fitted through `loop`.
+  ReferenceFit(double nu, double x_min, double x_max, const LogBesselKFixedOrder::RangeLoop& loop) {
     const ChebyshevTable table(kDegree);
     auto exact = [nu](double u) { return log_bessel_k(nu, std::exp(0.5 * u)); };
     for (int bits = 0;; ++bits) {
@@ -86,8 +109,8 @@ class ReferenceFit {
       first_ = std::bit_cast<std::uint64_t>(x_min) >> shift_;
       pieces_ = (std::bit_cast<std::uint64_t>(x_max) >> shift_) - first_ + 1;
       coefficients_.assign(pieces_ * kStride, 0.0);
-      bool accurate = true;
-      for (std::size_t i = 0; i < pieces_ && accurate; ++i) {
+      // Whether piece i passes (fitted into its own coefficients, so pieces may run at once).
+      auto fit = [&](std::size_t i) {
         const double a = std::log(from_bits((first_ + i) << shift_));
         const double b = std::log(from_bits((first_ + i + 1) << shift_));
         double* c = coefficients_.data() + i * kStride;
@@ -95,15 +118,18 @@ class ReferenceFit {
         c[kDegree + 1] = a;
         c[kDegree + 2] = 2.0 / (b - a);
         // Checked at the ends and between consecutive nodes, where interpolation error peaks.
-        for (int k = -1; k < kDegree + 1 && accurate; ++k) {
+        for (int k = -1; k < kDegree + 1; ++k) {
           const double x = k < 0          ? -1.0
                            : k == kDegree ? 1.0
                                           : 0.5 * (table.node[k] + table.node[k + 1]);
           const double want = exact(0.5 * (a + b) + 0.5 * (b - a) * x);
-          accurate =
-              std::abs(clenshaw(c, kDegree, x) - want) <= 1e-13 * std::max(1.0, std::abs(want));
+          if (!(std::abs(clenshaw(c, kDegree, x) - want) <= 1e-13 * std::max(1.0, std::abs(want))))
+            return false;
         }
-      }
+        return true;
+      };
+      const bool accurate = all_pass(
+          pieces_, kWorkPerPiece, [&](std::size_t i) { return fit(i); }, loop);
       if (accurate) break;
       if (bits == kMostPieceBits)
         throw std::runtime_error("LogBesselKFixedOrder: fit did not converge");
@@ -145,7 +171,8 @@ double outside_term(double nu, double power, double x) {
 
 }  // namespace
 
-LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max, double power)
+LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max, double power,
+                                           const RangeLoop& loop)
     : nu_(nu), power_(power) {
   if (!(x_min > 0.0) || !(x_max > x_min) || !std::isfinite(x_max) ||
       !(x_max < std::numeric_limits<double>::max() / 2)) {
@@ -156,7 +183,7 @@ LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max
   x_min_ = std::max(x_min, std::numeric_limits<double>::min());
   x_max_ = x_max;
   if (!(x_max_ > x_min_)) throw std::domain_error("LogBesselKFixedOrder: x_max too small");
-  const ReferenceFit reference(nu, x_min_, x_max_);
+  const ReferenceFit reference(nu, x_min_, x_max_, loop);
   auto want = [&](double x, double& scale) {
     const double log_x = std::log(x);
     const double log_k = reference(x, log_x);
@@ -164,6 +191,9 @@ LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max
     return power * log_x + log_k;
   };
   const ChebyshevTable table(kDegree);
+  // Rough arithmetic cost of a piece: 8 values and 4 checks from the reference, or a probe's 8
+  // values and 14 checks.
+  constexpr std::size_t kWorkPerPiece = 1500, kWorkPerProbe = 2500;
   // Checked at the ends and between consecutive nodes, where the interpolation error peaks;
   // the first four are the ends and the outermost gaps, where it is largest.
   double checks[kDegree + 2] = {-1.0, 1.0, 0.5 * (table.node[0] + table.node[1]),
@@ -189,13 +219,21 @@ LogBesselKFixedOrder::LogBesselKFixedOrder(double nu, double x_min, double x_max
     // A binade's first piece spans the largest part of its distance from 0 (the hardest): a
     // probe of those, at every check, rejects a j that would fail before every piece is fitted;
     // then every piece is checked where its error peaks (half the cost of the fit otherwise).
-    bool accurate = true;
     const std::size_t per_binade = std::size_t{1} << bits;
-    for (std::size_t i = (per_binade - (first_ & (per_binade - 1))) % per_binade;
-         i < pieces_ && accurate; i += per_binade)
-      accurate = fit(i, coefficients_.data() + i * kStride, std::size(checks));
-    for (std::size_t i = 0; i < pieces_ && accurate; ++i)
-      accurate = fit(i, coefficients_.data() + i * kStride, 4);
+    const std::size_t first_probe = (per_binade - (first_ & (per_binade - 1))) % per_binade;
+    const std::size_t probes =
+        first_probe < pieces_ ? (pieces_ - first_probe + per_binade - 1) / per_binade : 0;
+    const bool accurate =
+        all_pass(
+            probes, kWorkPerProbe,
+            [&](std::size_t k) {
+              const std::size_t i = first_probe + k * per_binade;
+              return fit(i, coefficients_.data() + i * kStride, std::size(checks));
+            },
+            loop) &&
+        all_pass(
+            pieces_, kWorkPerPiece,
+            [&](std::size_t i) { return fit(i, coefficients_.data() + i * kStride, 4); }, loop);
     if (accurate) break;
     if (bits == kMostPieceBits)
       throw std::runtime_error("LogBesselKFixedOrder: fit did not converge");

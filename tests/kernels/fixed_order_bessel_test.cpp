@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/log_bessel_k.hpp"
@@ -55,6 +57,43 @@ TEST(LogBesselKFixedOrder, RangeFromBelowTheNormalNumbers) {
     double scale;
     const double want = exact_term(nu, 0.5 * nu, x, scale);
     EXPECT_NEAR(fit.term(x), want, 2e-13 * scale) << "x=" << x;
+  }
+}
+
+// The pieces fitted through a loop that splits them over threads (here: four std::threads, the
+// ranges started last first) give the fit that one thread gives, bit for bit.
+TEST(LogBesselKFixedOrder, SameFitThroughAParallelLoop) {
+  const LogBesselKFixedOrder::RangeLoop four_threads =
+      [](std::size_t count, std::size_t,
+         const std::function<void(std::size_t, std::size_t)>& body) {
+        constexpr std::size_t kParts = 4;
+        std::vector<std::thread> threads;
+        for (std::size_t part = kParts; part-- > 0;)
+          threads.emplace_back(body, count * part / kParts, count * (part + 1) / kParts);
+        for (std::thread& thread : threads) thread.join();
+      };
+  std::size_t loop_calls = 0;
+  const LogBesselKFixedOrder::RangeLoop counted = [&](std::size_t count, std::size_t work,
+                                                      const auto& body) {
+    ++loop_calls;
+    four_threads(count, work, body);
+  };
+  std::mt19937_64 engine(9);
+  for (double nu : {-0.5, -31.0, -127.0}) {
+    const double power = 0.5 * nu, x_min = 1e-5, x_max = 1e3;
+    const LogBesselKFixedOrder serial(nu, x_min, x_max, power);
+    loop_calls = 0;
+    const LogBesselKFixedOrder parallel(nu, x_min, x_max, power, counted);
+    EXPECT_GT(loop_calls, 0u);
+    ASSERT_EQ(parallel.pieces(), serial.pieces()) << "nu=" << nu;
+    ASSERT_EQ(parallel.piece_bits(), serial.piece_bits()) << "nu=" << nu;
+    std::uniform_real_distribution<double> log_x(std::log(x_min), std::log(x_max));
+    std::vector<double> x(4000), from_serial(x.size()), from_parallel(x.size());
+    for (double& value : x) value = std::exp(log_x(engine));
+    serial.terms(x.data(), from_serial.data(), x.size());
+    parallel.terms(x.data(), from_parallel.data(), x.size());
+    for (std::size_t k = 0; k < x.size(); ++k)
+      ASSERT_EQ(from_parallel[k], from_serial[k]) << "nu=" << nu << " x=" << x[k];
   }
 }
 
