@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../../scheduler/parallel_for.hpp"
 #include "kingman/error.hpp"
 #include "kingman/kernels/resampling.hpp"
 #include "kingman/kernels/rng.hpp"
@@ -16,6 +17,9 @@ namespace {
 
 // Stream coordinates: particles use b = step + 1, resampling uses b = 0 with a = step.
 constexpr std::uint64_t kResamplingDomain = 0;
+
+// Rough arithmetic cost of copying one merge into a particle's tree (a cache miss).
+constexpr std::size_t kTreeWorkPerMerge = 50;
 
 }  // namespace
 
@@ -64,8 +68,13 @@ void run_smc_loop(ParticleSystem& system, std::size_t leaf_count, const SmcOptio
   for (std::size_t s = 0; s < count; ++s) {
     result.particles[s].weight = std::exp(log_weights[s]);
     result.particles[s].log_weight = log_weights[s] + result.log_evidence;
-    result.particles[s].tree = system.tree(s);
   }
+  // Each tree walks its particle's merges (a scattered read each): on the run's threads, not
+  // on one while the others wait.
+  parallel_for_work(0, count, kTreeWorkPerMerge * n, [&](const auto& range) {
+    for (std::size_t s = range.begin(); s != range.end(); ++s)
+      result.particles[s].tree = system.tree(s);
+  });
 }
 
 }  // namespace kingman::detail
