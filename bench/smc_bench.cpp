@@ -60,7 +60,9 @@ BENCHMARK(BM_Mpost2)
 // The same runs on 1 to 16 threads, for many-core machines: cpu_time is the whole process's
 // (every thread's), so it shows what each added thread costs, and real_time the speedup. On a
 // machine with fewer cores the larger counts oversubscribe it; select them with a filter.
-void BM_Mpost2Threads(benchmark::State& state) { BM_Mpost2(state); }
+void BM_Mpost2Threads(benchmark::State& state) {
+  BM_Mpost2(state);
+}
 BENCHMARK(BM_Mpost2Threads)
     ->ArgNames({"n", "d", "N", "threads"})
     ->ArgsProduct({{64}, {64}, {100}, {1, 2, 4, 8, 16}})

@@ -74,6 +74,14 @@ std::size_t pair_work(const Score& score) {
 // retire: -8.7 % there (8, 16 and 24 measured alike; bench/RESULTS.md).
 inline constexpr std::size_t kColumnPrefetchDistance = 16;
 
+// The rough cost, in the arithmetic operations of parallel_for.hpp, of storing one height of a
+// new row into the pair matrix. The stores into a column land in a cache line each: at 10 000
+// points on one thread a partner takes ~30 ns in all where its distance (d + 8 = 28 operations
+// at d = 20) takes ~11, and ~a quarter of the run waits on these lines. Counted with the
+// distance alone, a row was shared out only beyond ~9 400 partners at d = 20, so at 10 000
+// points nearly every merge ran on one thread (1.5x on 16 cores); counted, beyond ~2 800.
+inline constexpr std::size_t kColumnStoreWork = 64;
+
 template <typename Score, typename MergeSlots>
 MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   MergeTree tree;
@@ -91,7 +99,7 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   };
 
   // The live slots in increasing order: rows and rescans visit only these (late in a run most
-  // slots are dead), and the new cluster's partners are copied from it.
+  // slots are dead), and the new cluster's pieces read their partners from it.
   std::vector<std::size_t> live(n);
   std::iota(live.begin(), live.end(), std::size_t{0});
 
@@ -120,9 +128,9 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     heap.set(i, best);
   };
 
-  std::vector<std::size_t> partners(n);  // the partner slots of a row
+  std::vector<std::size_t> partners(n);  // 0, 1, ..., n - 1: the partners of the initial rows
   std::vector<double> row_heights;
-  std::vector<char> improves;  // per partner of a new row: b becomes its best partner
+  std::vector<char> improves;  // per partner below b of a new row: b becomes its best partner
   std::iota(partners.begin(), partners.end(), std::size_t{0});
   std::iota(node_id.begin(), node_id.end(), std::size_t{0});
   // The rows of the condensed matrix (pairs (i, j > i), contiguous), on the run's threads: each
@@ -170,26 +178,27 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
     // scattered writes, which overlap across threads) and marks the slots whose best partner
     // b becomes; the heap is updated afterwards, on this thread. A slot's test reads only its
     // own heap entry and partner, which no piece writes, so it does not depend on the split.
-    const auto at_b = std::lower_bound(live.begin(), live.end(), b);
-    partners.assign(live.begin(), at_b);
-    partners.insert(partners.end(), at_b + 1, live.end());
-    row_heights.resize(partners.size());
-    improves.assign(partners.size(), 0);
+    // Partner k is live[k] below b's place in the list and live[k + 1] from it: the pieces
+    // read the list itself, so this thread copies nothing while the others wait.
+    const std::size_t below_b =
+        static_cast<std::size_t>(std::lower_bound(live.begin(), live.end(), b) - live.begin());
+    const std::size_t partner_count = live.size() - 1;
+    row_heights.resize(partner_count);
+    improves.resize(below_b);  // every entry is written by its piece
     parallel_for_work(
-        0, partners.size(), work,
+        0, partner_count, work + kColumnStoreWork,
         [&](const auto& range) {
-          score_pairs(score, b, partners.data() + range.begin(), range.size(),
-                      row_heights.data() + range.begin());
-          for (std::size_t k = range.begin(); k < range.end(); ++k) {
-            const std::size_t j = partners[k];
+          const std::size_t begin = range.begin(), end = range.end();
+          const std::size_t split = std::clamp(below_b, begin, end);
+          if (split > begin)
+            score_pairs(score, b, live.data() + begin, split - begin, row_heights.data() + begin);
+          if (end > split)
+            score_pairs(score, b, live.data() + split + 1, end - split, row_heights.data() + split);
+          for (std::size_t k = begin; k < split; ++k) {
+            const std::size_t j = live[k];
             const double h = row_heights[k];
             const std::size_t ahead = k + kColumnPrefetchDistance;
-            if (ahead < range.end() && partners[ahead] < b)
-              __builtin_prefetch(&height(partners[ahead], b), 1);
-            if (j > b) {
-              height(b, j) = h;
-              continue;
-            }
+            if (ahead < split) __builtin_prefetch(&height(live[ahead], b), 1);
             height(j, b) = h;
             // Ties go to the smaller partner slot, as in a rescan, so that the pair merged is
             // always the smallest by (height, lower slot, higher slot), whatever the order the
@@ -200,12 +209,13 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
                           (h < heap.key(j) ||
                            (h == heap.key(j) && active[best_partner[j]] && b < best_partner[j]));
           }
+          for (std::size_t k = split; k < end; ++k) height(b, live[k + 1]) = row_heights[k];
         },
         kUniformTasksPerThread);
-    for (std::size_t k = 0; k < partners.size() && partners[k] < b; ++k) {
+    for (std::size_t k = 0; k < below_b; ++k) {
       if (!improves[k]) continue;
-      best_partner[partners[k]] = b;
-      heap.set(partners[k], row_heights[k]);
+      best_partner[live[k]] = b;
+      heap.set(live[k], row_heights[k]);
     }
     rescan(b);
   }
