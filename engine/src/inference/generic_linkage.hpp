@@ -74,13 +74,17 @@ std::size_t pair_work(const Score& score) {
 // retire: -8.7 % there (8, 16 and 24 measured alike; bench/RESULTS.md).
 inline constexpr std::size_t kColumnPrefetchDistance = 16;
 
-// The rough cost, in the arithmetic operations of parallel_for.hpp, of storing one height of a
-// new row into the pair matrix. The stores into a column land in a cache line each: at 10 000
-// points on one thread a partner takes ~30 ns in all where its distance (d + 8 = 28 operations
-// at d = 20) takes ~11, and ~a quarter of the run waits on these lines. Counted with the
-// distance alone, a row was shared out only beyond ~9 400 partners at d = 20, so at 10 000
-// points nearly every merge ran on one thread (1.5x on 16 cores); counted, beyond ~2 800.
-inline constexpr std::size_t kColumnStoreWork = 64;
+// What a new row's loop counts, in the arithmetic operations of parallel_for.hpp, for storing
+// one height into the pair matrix, beside the distance (d + 8 operations). The stores into a
+// column land in a cache line each: at 10 000 points on one thread a partner takes ~30 ns in
+// all where its distance takes ~11, so the store is worth ~64 operations. Counted with the
+// distance alone, rows were shared out only beyond ~9 400 partners at d = 20, and at 10 000
+// points nearly every merge ran on one thread (1.5x on 16 cores). But sharing a row costs
+// ~30 us of CPU time on 2 threads (the fork, the join, and the worker waiting through the
+// merge's serial part), so rows much shorter than that are not worth it: counting 64 shared
+// rows beyond ~2 800 partners and cost 2 threads +2 ... +13 % CPU; counting 16 shares them
+// beyond ~6 000 for +4 % (bench/RESULTS.md, twenty-second session).
+inline constexpr std::size_t kColumnStoreWork = 16;
 
 template <typename Score, typename MergeSlots>
 MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
