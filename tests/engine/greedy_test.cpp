@@ -344,10 +344,13 @@ void expect_same_tree_for_thread_counts(const Table& table, Algorithm algorithm,
 // Greedy-Rate1 scores its pairs on the requested threads (generic_linkage.hpp: the initial fill
 // by rows, long new rows in pieces that also write the pair matrix and mark heap updates; the
 // bounded path's initial lists by slots): the tree and its heights do not depend on how many.
-// Sizes where the pieces do split: complete data (the fill), and data with missing entries at
-// d = 40, whose rows split from about 900 partners on.
+// Sizes where the pieces do split: complete data at d = 20 (the fill), complete data at d = 200,
+// whose new rows split from about 1 170 partners on (the complete rows' batched distances, a
+// piece often holding partners on both sides of the new slot), and data with missing entries
+// at d = 40, whose rows split from about 900 partners on.
 TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
   expect_same_tree_for_thread_counts(random_table(1200, 20, 31), Algorithm::greedy_rate1, true);
+  expect_same_tree_for_thread_counts(random_table(1300, 200, 33), Algorithm::greedy_rate1, true);
   expect_same_tree_for_thread_counts(with_missing(random_table(1000, 40, 32), 10, 5),
                                      Algorithm::greedy_rate1, true);
 }
