@@ -343,11 +343,15 @@ void expect_same_tree_for_thread_counts(const Table& table, Algorithm algorithm,
 
 // Greedy-Rate1 scores its pairs on the requested threads (generic_linkage.hpp: the initial fill
 // by rows, long new rows in pieces that also write the pair matrix and mark heap updates; the
-// bounded path's initial lists by slots): the tree and its heights do not depend on how many.
+// bounded path's initial lists by slots, and its long merge and rebuild rows in pieces that
+// make the offers and keep their best): the tree and its heights do not depend on how many.
 // Sizes where the pieces do split: complete data at d = 20 (the fill), complete data at d = 200,
 // whose new rows split from about 1 170 partners on (the complete rows' batched distances, a
 // piece often holding partners on both sides of the new slot), and data with missing entries
-// at d = 40, whose rows split from about 900 partners on.
+// at d = 40, whose rows split from about 900 partners on. The bounded path's rows split from
+// about 1 170 and 860 partners on there (greedy_rate1_bounded.cpp); its lists are redundant (a
+// pair is found from either side), so a piece that lost its offers alone, or its best alone,
+// still gave the right tree, but one that lost both did not.
 TEST(Greedy, SameTreeForOneTwoAndFourThreads) {
   expect_same_tree_for_thread_counts(random_table(1200, 20, 31), Algorithm::greedy_rate1, true);
   expect_same_tree_for_thread_counts(random_table(1300, 200, 33), Algorithm::greedy_rate1, true);

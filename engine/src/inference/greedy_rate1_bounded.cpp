@@ -5,7 +5,9 @@
 // and an emptied list is rebuilt by one O(m d) scan. A heap over clusters, keyed by their list
 // heads, gives the globally most recent pair.
 #include <algorithm>
+#include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "../scheduler/parallel_for.hpp"
@@ -65,36 +67,39 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   }
   std::vector<CandidateList> lists(n);
   detail::IndexedMinHeap heap(n);
-  std::vector<std::size_t> partners;
-  std::vector<double> heights;
-  std::vector<Candidate> row;
 
-  // Scores of slot i against every other live slot, as candidates in `out` (one batched row:
-  // the same values as score(i, j) pair by pair), through the caller's buffers.
-  auto score_row = [&](std::size_t i, std::vector<std::size_t>& slots_buffer,
-                       std::vector<double>& heights_buffer, std::vector<Candidate>& out) {
+  // Scores of slot i against the live slots live[begin, end) but i, as candidates in `out` (one
+  // batched row: the same values as score(i, j) pair by pair), through the caller's buffers.
+  auto score_partners = [&](std::size_t i, std::size_t begin, std::size_t end,
+                            std::vector<std::size_t>& slots_buffer,
+                            std::vector<double>& heights_buffer, std::vector<Candidate>& out) {
     slots_buffer.clear();
-    for (std::size_t j : live)
-      if (j != i) slots_buffer.push_back(j);
+    for (std::size_t p = begin; p < end; ++p)
+      if (live[p] != i) slots_buffer.push_back(live[p]);
     heights_buffer.resize(slots_buffer.size());
     score.row(i, slots_buffer.data(), slots_buffer.size(), heights_buffer.data());
     out.clear();
     for (std::size_t r = 0; r < slots_buffer.size(); ++r)
       out.push_back({heights_buffer[r], slots_buffer[r], node_of_slot[slots_buffer[r]]});
   };
-  // A list from `candidates`: the k best, the (k+1)-th as the threshold.
-  auto fill_list = [&](CandidateList& list, std::vector<Candidate>& candidates) {
-    const std::size_t kept = std::min(k, candidates.size());
+  // Leaves the k + 1 first of `candidates` in Candidate order at its front, sorted; returns
+  // how many that is (fewer when there are fewer candidates).
+  auto select_best = [&](std::vector<Candidate>& candidates) {
+    const std::size_t kept = std::min(k + 1, candidates.size());
+    std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept),
+                      candidates.end());
+    return kept;
+  };
+  // A list from the k + 1 first candidates in order (`best`, sorted, maybe fewer): the k first,
+  // the next as the threshold.
+  auto fill_list = [&](CandidateList& list, const Candidate* best, std::size_t count) {
+    const std::size_t kept = std::min(k, count);
     // Room for the k + 1 that offer() briefly holds: a list never reallocates after this
     // (lists filled on worker threads would otherwise be freed and regrown across malloc's
     // per-thread arenas, ~90 MB more peak memory at 100 000 points).
     list.best.reserve(k + 1);
-    std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept),
-                      candidates.end());
-    list.best.assign(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept));
-    list.threshold = kNoCandidate;
-    for (std::size_t r = kept; r < candidates.size(); ++r)
-      list.threshold = std::min(list.threshold, candidates[r]);
+    list.best.assign(best, best + kept);
+    list.threshold = count > k ? best[k] : kNoCandidate;
   };
   auto key_heap = [&](std::size_t i) {
     if (lists[i].best.empty()) {
@@ -103,13 +108,9 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
       heap.set(i, lists[i].best.front().score);
     }
   };
-  // Rebuilds i's list from `row`.
-  auto rebuild = [&](std::size_t i) {
-    fill_list(lists[i], row);
-    key_heap(i);
-  };
-  // Offers a new partner to i's list, keeping the invariant.
-  auto offer = [&](std::size_t i, Candidate c) {
+  // Offers a new partner to i's list, keeping the invariant; where it becomes the head, i's
+  // heap key is due (recorded in `keys`, for the caller to set in order).
+  auto offer = [&](std::size_t i, Candidate c, std::vector<std::pair<std::size_t, double>>& keys) {
     CandidateList& list = lists[i];
     if (!(c < list.threshold)) return;
     list.best.insert(std::upper_bound(list.best.begin(), list.best.end(), c), c);
@@ -117,21 +118,68 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
       list.threshold = std::min(list.threshold, list.best.back());
       list.best.pop_back();
     }
-    if (list.best.front().node == c.node) heap.set(i, c.score);
+    if (list.best.front().node == c.node) keys.emplace_back(i, c.score);
+  };
+
+  // Rebuilds slot i's list from its row; with `offer_as` (the node i now holds), first offers
+  // i to every partner's list. A long row runs in pieces on the run's threads: each scores its
+  // share of the partners, makes the offers to them (disjoint lists) and keeps its k + 1 best;
+  // the heap keys due are then set in partner order and the pieces' best merged, so the lists,
+  // the heap and the tree are those of one pass in partner order, whatever the thread count.
+  struct Piece {
+    std::vector<Candidate> best;                       // its k + 1 best, sorted
+    std::vector<std::pair<std::size_t, double>> keys;  // heap keys due, in partner order
+  };
+  std::vector<Piece> pieces;
+  std::vector<Candidate> merged_best;
+  constexpr std::size_t kNoOffer = std::numeric_limits<std::size_t>::max();
+  auto rebuild_row = [&](std::size_t i, std::size_t offer_as) {
+    const std::size_t count = live.size();
+    // Per partner: its score, the candidate, the offer's test and the selection's.
+    const std::size_t work = score.pair_work() + 16;
+    const std::size_t threads = detail::loop_thread_count();
+    // One piece per thread: the partners cost the same, and at 20 000 points 2 threads cost
+    // -2.8 % CPU time against 1 with one piece per thread, +1.0 % with two and +4.8 % with
+    // four (bench/RESULTS.md, twenty-third session).
+    std::size_t piece_count = 1;
+    if (threads > 1 && count * work >= detail::kMinLoopWork)
+      piece_count =
+          std::min(threads, std::max<std::size_t>(1, count * work / detail::kMinTaskWork));
+    if (pieces.size() < piece_count) pieces.resize(piece_count);
+    detail::parallel_for_range(0, piece_count, [&](const auto& range) {
+      thread_local std::vector<std::size_t> own_slots;
+      thread_local std::vector<double> own_heights;
+      thread_local std::vector<Candidate> own_row;
+      for (std::size_t q = range.begin(); q < range.end(); ++q) {
+        Piece& piece = pieces[q];
+        score_partners(i, count * q / piece_count, count * (q + 1) / piece_count, own_slots,
+                       own_heights, own_row);
+        piece.keys.clear();
+        if (offer_as != kNoOffer)
+          for (const Candidate& c : own_row) offer(c.slot, {c.score, i, offer_as}, piece.keys);
+        const std::size_t kept = select_best(own_row);
+        piece.best.assign(own_row.begin(), own_row.begin() + static_cast<std::ptrdiff_t>(kept));
+      }
+    });
+    merged_best.clear();
+    for (std::size_t q = 0; q < piece_count; ++q) {
+      for (const auto& [slot, key] : pieces[q].keys) heap.set(slot, key);
+      merged_best.insert(merged_best.end(), pieces[q].best.begin(), pieces[q].best.end());
+    }
+    fill_list(lists[i], merged_best.data(), select_best(merged_best));
+    key_heap(i);
   };
 
   // Every slot's list (n^2 pair scores, the largest part of the run): slots in parallel on the
   // run's threads, each task scoring whole rows in its own buffers; the heap is keyed
-  // afterwards, in slot order. (The merges' rows run on one thread: split, their pieces and
-  // the sequential work between them cost 2 threads 12-31 % more CPU time than 1 at 30 000
-  // points; bench/RESULTS.md, fourteenth session.)
+  // afterwards, in slot order.
   detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& slots) {
     thread_local std::vector<std::size_t> own_partners;
     thread_local std::vector<double> own_heights;
     thread_local std::vector<Candidate> own_row;
     for (std::size_t i = slots.begin(); i < slots.end(); ++i) {
-      score_row(i, own_partners, own_heights, own_row);
-      fill_list(lists[i], own_row);
+      score_partners(i, 0, n, own_partners, own_heights, own_row);
+      fill_list(lists[i], own_row.data(), select_best(own_row));
     }
   });
   for (std::size_t i = 0; i < n; ++i) key_heap(i);
@@ -145,8 +193,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
       while (!list.best.empty() && !node_alive[list.best.front().node])
         list.best.erase(list.best.begin());
       if (list.best.empty()) {
-        score_row(a, partners, heights, row);
-        rebuild(a);
+        rebuild_row(a, kNoOffer);
         continue;
       }
       if (list.best.front().score != heap.key(a)) {
@@ -173,9 +220,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     heap.remove(low);
     lists[low] = CandidateList{};
 
-    score_row(high, partners, heights, row);
-    for (const Candidate& c : row) offer(c.slot, {c.score, high, merged});
-    rebuild(high);
+    rebuild_row(high, merged);
   }
   return tree;
 }
