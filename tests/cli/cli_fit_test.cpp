@@ -297,12 +297,17 @@ TEST(CliFit, NumbersOutOfRangeGetAPlainMessage) {
 
 TEST(CliFit, MaxMemoryRoutesRate1AndRefusesWhatCannotFit) {
   TempDir dir;
-  const std::string input = dir.write("X.csv", csv_of(random_points(300, 3, 8), 300, 3));
+  const std::string input = dir.write("X.csv", csv_of(random_points(2000, 3, 8), 2000, 3));
   const ProcessResult full = kingman_cli({"fit", input, "--linkage", "-"});
-  const ProcessResult bounded =
-      kingman_cli({"fit", input, "--linkage", "-", "--max-memory", "100k"});
+  // The pair cache needs 16 MB, the bounded path about 2 MB.
+  const ProcessResult bounded = kingman_cli({"fit", input, "--linkage", "-", "--max-memory", "6M"});
   ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
   EXPECT_EQ(bounded.out, full.out) << "the bounded-memory path gives the same tree";
+  const ProcessResult too_small =
+      kingman_cli({"fit", input, "--linkage", "-", "--max-memory", "100k"});
+  EXPECT_EQ(too_small.exit_code, 1);
+  EXPECT_NE(too_small.err.find("--max-memory"), std::string::npos) << too_small.err;
+  EXPECT_TRUE(too_small.out.empty()) << "no partial output";
   const std::string json = dir.file("r.json");
   const ProcessResult refused =
       kingman_cli({"fit", input, "-a", "greedy-maxprob", "--max-memory", "100k", "--json", json});

@@ -275,21 +275,33 @@ TEST(Greedy, BoundedMemoryRate1IsTheSameTreeWithTies) {
 // A memory budget too small for the pair cache routes Greedy-Rate1 to the bounded path (same
 // tree) and makes the O(n^3) variants refuse before allocating, saying what would fit.
 TEST(Greedy, MemoryBudgetRoutesOrRefuses) {
-  const Table table = random_table(200, 3, 12);
+  const Table table = random_table(2000, 3, 12);
   const WhitenedData data = as_whitened(table);
-  const std::size_t tiny = 50 * 1024;  // far below 200*199/2 doubles
-  const MergeTree routed = run_greedy(data, 0.0, Algorithm::greedy_rate1, tiny);
+  // The pair cache needs 2000*1999/2 doubles (16 MB); the bounded path about 2 MB.
+  const std::size_t small = std::size_t{4} << 20;
+  ASSERT_GT(greedy_pair_cache_bytes(2000, 3), small);
+  ASSERT_LT(greedy_rate1_bounded_bytes(2000, 4), small - (std::size_t{1} << 20));
+  const MergeTree routed = run_greedy(data, 0.0, Algorithm::greedy_rate1, small);
   const MergeTree full = run_greedy(data, 0.0, Algorithm::greedy_rate1);
   ASSERT_EQ(routed.merges.size(), full.merges.size());
   for (std::size_t m = 0; m < full.merges.size(); ++m)
     EXPECT_EQ(routed.merges[m].height, full.merges[m].height);
   try {
-    run_greedy(data, 0.0, Algorithm::greedy_maxprob, tiny);
+    run_greedy(data, 0.0, Algorithm::greedy_maxprob, small);
     FAIL() << "expected ResourceError";
   } catch (const ResourceError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
     EXPECT_NE(message.find("would fit"), std::string::npos) << message;
+  }
+  // Below what even the bounded path needs, Greedy-Rate1 refuses too, before allocating.
+  try {
+    run_greedy(data, 0.0, Algorithm::greedy_rate1, 100 * 1024);
+    FAIL() << "expected ResourceError";
+  } catch (const ResourceError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("without its pair cache"), std::string::npos) << message;
   }
 }
 
@@ -334,8 +346,9 @@ void expect_same_tree_for_thread_counts(const Table& table, Algorithm algorithm,
         << to_string(algorithm) << ", " << table.rows << " rows, " << threads << " threads";
     EXPECT_EQ(one.log_joint, many.log_joint);
     if (!bounded) continue;
+    // One byte short of the pair cache's need: the bounded path, which needs far less.
     FitOptions small_budget = options;
-    small_budget.max_memory = std::size_t{1} << 20;
+    small_budget.max_memory = greedy_pair_cache_bytes(table.rows, table.cols) - 1;
     EXPECT_EQ(differing_merges(one.best_tree(), fit(table, small_budget).best_tree()), 0u)
         << table.rows << " rows, bounded, " << threads << " threads";
   }

@@ -47,6 +47,17 @@ struct CandidateList {
 
 }  // namespace
 
+std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
+                                       std::size_t candidates_per_cluster) {
+  const std::size_t k = std::max<std::size_t>(1, candidates_per_cluster);
+  // Per cluster: its list (k + 1 candidates reserved), its heap entry and slot records.
+  const std::size_t per_cluster = sizeof(CandidateList) + (k + 1) * sizeof(Candidate) + 48;
+  // Per thread and partner: a row's slots, heights and candidates, and the row kernel's means
+  // and square roots.
+  const std::size_t per_partner = 2 * sizeof(std::size_t) + 2 * sizeof(double) + sizeof(Candidate);
+  return n * per_cluster + std::max<std::size_t>(threads, 1) * n * per_partner;
+}
+
 MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
                                std::size_t candidates_per_cluster) {
   const std::size_t n = data.n;

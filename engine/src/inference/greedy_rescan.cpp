@@ -104,15 +104,43 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   return tree;
 }
 
+namespace {
+
+// The data and the per-cluster state (a few n*d and n arrays), which every path holds.
+double base_bytes_of(std::size_t n, std::size_t d) {
+  return 3.0 * static_cast<double>(n) * static_cast<double>(d) * sizeof(double) +
+         64.0 * static_cast<double>(n);
+}
+
+double pair_cache_bytes_of(std::size_t n) {
+  return 0.5 * static_cast<double>(n) * (static_cast<double>(n) - 1.0) * sizeof(double);
+}
+
+}  // namespace
+
+std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d) {
+  return static_cast<std::size_t>(pair_cache_bytes_of(n) + base_bytes_of(n, d));
+}
+
 MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
                      std::size_t memory_budget) {
-  const double n = static_cast<double>(data.n);
-  // Pair cache plus the data and per-cluster state (a few n*d and n arrays).
-  const double cache_bytes = 0.5 * n * (n - 1.0) * sizeof(double);
-  const double base_bytes = 3.0 * n * static_cast<double>(data.d) * sizeof(double) + 64.0 * n;
+  const double cache_bytes = pair_cache_bytes_of(data.n);
+  const double base_bytes = base_bytes_of(data.n, data.d);
   const bool fits = cache_bytes + base_bytes <= static_cast<double>(memory_budget);
-  if (algorithm == Algorithm::greedy_rate1)
-    return fits ? greedy_rate1(data, leaf_variance) : greedy_rate1_bounded(data, leaf_variance);
+  // Greedy-Rate1's path without the pair cache, on the threads of the run.
+  const double bounded_bytes = base_bytes + static_cast<double>(greedy_rate1_bounded_bytes(
+                                                data.n, detail::loop_thread_count()));
+  if (algorithm == Algorithm::greedy_rate1) {
+    if (fits) return greedy_rate1(data, leaf_variance);
+    if (bounded_bytes > static_cast<double>(memory_budget)) {
+      throw ResourceError("greedy-rate1 on " + std::to_string(data.n) + " points needs " +
+                          format_bytes(bounded_bytes) +
+                          " even without its pair cache (its best partners per cluster and a "
+                          "row per thread), more than the memory budget (--max-memory) of " +
+                          format_bytes(static_cast<double>(memory_budget)));
+    }
+    return greedy_rate1_bounded(data, leaf_variance);
+  }
   if (!fits) {
     // The largest n whose pair cache fits: n^2/2 * 8 bytes <= budget.
     const double largest_n = std::floor(std::sqrt(2.0 * static_cast<double>(memory_budget) / 8.0));
@@ -121,7 +149,8 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                         " for its pair cache, more than the memory budget (--max-memory) of " +
                         format_bytes(static_cast<double>(memory_budget)) + "; about " +
                         fmt::format("{:.0f}", largest_n) +
-                        " points would fit. greedy-rate1 runs in bounded memory at any size");
+                        " points would fit. greedy-rate1 runs without a pair cache in about " +
+                        format_bytes(bounded_bytes));
   }
   return greedy_rescan(data, leaf_variance, algorithm);
 }

@@ -20,6 +20,15 @@ MergeTree greedy_rate1(const WhitenedData& data, double leaf_variance);
 MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
                                std::size_t candidates_per_cluster = 32);
 
+// Bytes the pair cache of Greedy-Rate1 and of the rescanning variants needs on n points of d
+// dimensions, with the data and the per-cluster messages (run_greedy's test against the budget).
+std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d);
+
+// Bytes greedy_rate1_bounded needs on n points with `threads` threads, beyond the data and its
+// per-cluster messages: the candidate lists and one row's buffers per thread.
+std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
+                                       std::size_t candidates_per_cluster = 32);
+
 // Greedy-MinDuration, Greedy-MaxProb and MGreedy: every live pair is rescored at every step
 // with the true rate lambda_m (O(n^3)); selection uses the unclamped duration (or, for MaxProb,
 // the objective at the feasible duration) and the merge happens at the clamped duration.
