@@ -45,6 +45,19 @@ struct CandidateList {
   Candidate threshold = kNoCandidate;
 };
 
+// A thread's buffers for one row (the partners' slots, their heights, the candidates), used by
+// the initial lists and by the merges' pieces alike.
+struct RowBuffers {
+  std::vector<std::size_t> slots;
+  std::vector<double> heights;
+  std::vector<Candidate> row;
+};
+
+RowBuffers& thread_row_buffers() {
+  thread_local RowBuffers buffers;
+  return buffers;
+}
+
 }  // namespace
 
 std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
@@ -79,19 +92,20 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   std::vector<CandidateList> lists(n);
   detail::IndexedMinHeap heap(n);
 
-  // Scores of slot i against the live slots live[begin, end) but i, as candidates in `out` (one
-  // batched row: the same values as score(i, j) pair by pair), through the caller's buffers.
+  // Scores of slot i against the live slots live[begin, end) but i, as candidates in the
+  // buffers' row (one batched row: the same values as score(i, j) pair by pair).
   auto score_partners = [&](std::size_t i, std::size_t begin, std::size_t end,
-                            std::vector<std::size_t>& slots_buffer,
-                            std::vector<double>& heights_buffer, std::vector<Candidate>& out) {
-    slots_buffer.clear();
+                            RowBuffers& buffers) {
+    buffers.slots.clear();
     for (std::size_t p = begin; p < end; ++p)
-      if (live[p] != i) slots_buffer.push_back(live[p]);
-    heights_buffer.resize(slots_buffer.size());
-    score.row(i, slots_buffer.data(), slots_buffer.size(), heights_buffer.data());
-    out.clear();
-    for (std::size_t r = 0; r < slots_buffer.size(); ++r)
-      out.push_back({heights_buffer[r], slots_buffer[r], node_of_slot[slots_buffer[r]]});
+      if (live[p] != i) buffers.slots.push_back(live[p]);
+    buffers.heights.resize(buffers.slots.size());
+    score.row(i, buffers.slots.data(), buffers.slots.size(), buffers.heights.data());
+    buffers.row.clear();
+    for (std::size_t r = 0; r < buffers.slots.size(); ++r) {
+      const std::size_t slot = buffers.slots[r];
+      buffers.row.push_back({buffers.heights[r], slot, node_of_slot[slot]});
+    }
   };
   // Leaves the k + 1 first of `candidates` in Candidate order at its front, sorted; returns
   // how many that is (fewer when there are fewer candidates).
@@ -158,18 +172,16 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
           std::min(threads, std::max<std::size_t>(1, count * work / detail::kMinTaskWork));
     if (pieces.size() < piece_count) pieces.resize(piece_count);
     detail::parallel_for_range(0, piece_count, [&](const auto& range) {
-      thread_local std::vector<std::size_t> own_slots;
-      thread_local std::vector<double> own_heights;
-      thread_local std::vector<Candidate> own_row;
+      RowBuffers& buffers = thread_row_buffers();
       for (std::size_t q = range.begin(); q < range.end(); ++q) {
         Piece& piece = pieces[q];
-        score_partners(i, count * q / piece_count, count * (q + 1) / piece_count, own_slots,
-                       own_heights, own_row);
+        score_partners(i, count * q / piece_count, count * (q + 1) / piece_count, buffers);
         piece.keys.clear();
         if (offer_as != kNoOffer)
-          for (const Candidate& c : own_row) offer(c.slot, {c.score, i, offer_as}, piece.keys);
-        const std::size_t kept = select_best(own_row);
-        piece.best.assign(own_row.begin(), own_row.begin() + static_cast<std::ptrdiff_t>(kept));
+          for (const Candidate& c : buffers.row) offer(c.slot, {c.score, i, offer_as}, piece.keys);
+        const std::size_t kept = select_best(buffers.row);
+        piece.best.assign(buffers.row.begin(),
+                          buffers.row.begin() + static_cast<std::ptrdiff_t>(kept));
       }
     });
     merged_best.clear();
@@ -185,12 +197,10 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   // run's threads, each task scoring whole rows in its own buffers; the heap is keyed
   // afterwards, in slot order.
   detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& slots) {
-    thread_local std::vector<std::size_t> own_partners;
-    thread_local std::vector<double> own_heights;
-    thread_local std::vector<Candidate> own_row;
+    RowBuffers& buffers = thread_row_buffers();
     for (std::size_t i = slots.begin(); i < slots.end(); ++i) {
-      score_partners(i, 0, n, own_partners, own_heights, own_row);
-      fill_list(lists[i], own_row.data(), select_best(own_row));
+      score_partners(i, 0, n, buffers);
+      fill_list(lists[i], buffers.row.data(), select_best(buffers.row));
     }
   });
   for (std::size_t i = 0; i < n; ++i) key_heap(i);
