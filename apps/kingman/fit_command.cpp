@@ -28,6 +28,7 @@ struct FitArguments {
   std::string covariance = "learned";
   std::string resampling = "systematic";
   std::string max_memory;
+  std::string pair_storage = "auto";
   std::optional<double> leaf_variance;
   std::string likelihood = "brownian";
   std::string equilibrium = "data";
@@ -104,6 +105,12 @@ Action add_fit_command(CLI::App& app) {
   command->add_option("--max-memory", args->max_memory,
                       "refuse, before allocating, a run that needs more (e.g. 512M, 16G); "
                       "default 3/4 of RAM. Greedy-Rate1 switches to a bounded-memory path");
+  command
+      ->add_option("--pair-storage", args->pair_storage,
+                   "greedy-rate1: full (every pair's score in memory) | bounded (each cluster's "
+                   "best partners, O(n d) memory) | auto (bounded where it is faster or the "
+                   "full store does not fit); the same tree")
+      ->capture_default_str();
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");
   command->add_option("--json", args->json, "write the JSON report ('-' = stdout)");
@@ -118,6 +125,7 @@ Action add_fit_command(CLI::App& app) {
     options.resampling = parse_resampling(args->resampling);
     if (!args->max_memory.empty())
       options.max_memory = parse_memory_size(args->max_memory, "--max-memory");
+    options.pair_storage = parse_pair_storage(args->pair_storage);
     options.brownian.leaf_variance = args->leaf_variance;
     options.likelihood = parse_likelihood(args->likelihood);
     options.discrete.equilibrium = parse_equilibrium(args->equilibrium);

@@ -320,6 +320,43 @@ TEST(CliFit, MaxMemoryRoutesRate1AndRefusesWhatCannotFit) {
   EXPECT_EQ(kingman_cli({"fit", input, "--max-memory", "lots"}).exit_code, 2);
 }
 
+TEST(CliFit, PairStorageChoosesGreedyRate1sPathAndTheJsonSaysWhich) {
+  TempDir dir;
+  const std::string input = dir.write("X.csv", csv_of(random_points(600, 3, 9), 600, 3));
+  std::string linkages[3];
+  const char* storages[3] = {"full", "bounded", "auto"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string json = dir.file(std::string(storages[k]) + ".json");
+    const ProcessResult run = kingman_cli(
+        {"fit", input, "--pair-storage", storages[k], "--linkage", "-", "--json", json});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    linkages[k] = run.out;
+    // auto: 600 points is far below where the bounded path is chosen.
+    EXPECT_EQ(nlohmann::json::parse(read_text(json))["pair_storage"], k == 1 ? "bounded" : "full")
+        << storages[k];
+  }
+  EXPECT_EQ(linkages[1], linkages[0]) << "the same tree from both paths";
+  EXPECT_EQ(linkages[2], linkages[0]);
+  // The full cache asked for where it does not fit (600 points: 1.4 MB): refused, and the
+  // message says what the bounded path would need.
+  const ProcessResult too_small =
+      kingman_cli({"fit", input, "--pair-storage", "full", "--max-memory", "1M", "--linkage", "-"});
+  EXPECT_EQ(too_small.exit_code, 1);
+  EXPECT_NE(too_small.err.find("--pair-storage bounded"), std::string::npos) << too_small.err;
+  EXPECT_TRUE(too_small.out.empty()) << "no partial output";
+  // Usage errors: an unknown storage, a bounded path for an algorithm that has none, and the
+  // option with the binary likelihood (whose greedy algorithms keep every pair).
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fit", input, "--pair-storage", "some"},
+        std::vector<std::string>{"fit", input, "--pair-storage", "bounded", "-a", "mgreedy"},
+        std::vector<std::string>{"fit", dir.write("B.csv", "0,1\n1,1\n0,0\n"), "--likelihood",
+                                 "binary", "--pair-storage", "full"}}) {
+    const ProcessResult refused = kingman_cli(args);
+    EXPECT_EQ(refused.exit_code, 2) << args.back() << ": " << refused.err;
+    EXPECT_NE(refused.err.find("pair-storage"), std::string::npos) << refused.err;
+  }
+}
+
 TEST(CliFit, SameInputGivesIdenticalOutput) {
   TempDir dir;
   const std::string input = dir.write("X.csv", csv_of(random_points(50, 4, 3), 50, 4));

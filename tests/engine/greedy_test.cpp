@@ -305,6 +305,91 @@ TEST(Greedy, MemoryBudgetRoutesOrRefuses) {
   }
 }
 
+TEST(Greedy, PairStorageIsChosenByTheRuleAndTheBudgetOrAsAsked) {
+  const std::size_t d = 20, ample = std::size_t{1} << 40;
+  // Automatic: the full cache below the thresholds, the bounded path from them on.
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints - 1, d, 2, ample, PairStorage::automatic),
+            PairStorage::full);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, 2, ample, PairStorage::automatic),
+            PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, 1, ample, PairStorage::automatic),
+            PairStorage::full);
+  EXPECT_EQ(
+      greedy_rate1_storage(kBoundedFromPointsOnOneThread, d, 1, ample, PairStorage::automatic),
+      PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads, d, kManyThreads - 1, ample,
+                                 PairStorage::automatic),
+            PairStorage::full);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads, d, kManyThreads, ample,
+                                 PairStorage::automatic),
+            PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads - 1, d, 64, ample,
+                                 PairStorage::automatic),
+            PairStorage::full);
+  // More dimensions: the thresholds grow with d beyond the reference (the bounded path's
+  // recomputation grows with d, the full cache's memory traffic does not).
+  const std::size_t d5 = 5 * kBoundedReferenceDims;
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d5, 2, ample, PairStorage::automatic),
+            PairStorage::full);
+  EXPECT_EQ(greedy_rate1_storage(5 * kBoundedFromPoints - 1, d5, 2, ample, PairStorage::automatic),
+            PairStorage::full);
+  EXPECT_EQ(greedy_rate1_storage(5 * kBoundedFromPoints, d5, 2, ample, PairStorage::automatic),
+            PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, 3, 2, ample, PairStorage::automatic),
+            PairStorage::bounded);
+  // A budget the full cache does not fit routes to the bounded path at any size.
+  const std::size_t n = 2000;
+  EXPECT_EQ(
+      greedy_rate1_storage(n, d, 2, greedy_pair_cache_bytes(n, d) - 1, PairStorage::automatic),
+      PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(n, d, 2, greedy_pair_cache_bytes(n, d), PairStorage::automatic),
+            PairStorage::full);
+  // Where the bounded path is preferred but only the full cache fits (a row per thread on that
+  // many threads outweighs the n^2/2 scores): the full cache.
+  const std::size_t many = 100000, at = kBoundedFromPointsOnManyThreads;
+  ASSERT_GT(greedy_rate1_bounded_bytes(at, many), greedy_pair_cache_bytes(at, d));
+  EXPECT_EQ(
+      greedy_rate1_storage(at, d, many, greedy_pair_cache_bytes(at, d), PairStorage::automatic),
+      PairStorage::full);
+  // Asked for: given wherever it fits, refused with both needs named where it does not.
+  EXPECT_EQ(greedy_rate1_storage(n, d, 2, ample, PairStorage::bounded), PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, kManyThreads, ample, PairStorage::full),
+            PairStorage::full);
+  try {
+    greedy_rate1_storage(n, d, 2, greedy_pair_cache_bytes(n, d) - 1, PairStorage::full);
+    FAIL() << "expected ResourceError";
+  } catch (const ResourceError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--pair-storage full"), std::string::npos) << message;
+    EXPECT_NE(message.find("--pair-storage bounded it needs"), std::string::npos) << message;
+  }
+  EXPECT_THROW(greedy_rate1_storage(n, d, 2, 100 * 1024, PairStorage::bounded), ResourceError);
+}
+
+TEST(Greedy, BothPairStoragesGiveTheSameTreeAndSayWhichRan) {
+  const WhitenedData data = as_whitened(random_table(700, 4, 21));
+  PairStorage used = PairStorage::automatic;
+  const MergeTree full = run_greedy(data, 0.0, Algorithm::greedy_rate1, default_memory_budget(),
+                                    PairStorage::full, &used);
+  EXPECT_EQ(used, PairStorage::full);
+  const MergeTree bounded = run_greedy(data, 0.0, Algorithm::greedy_rate1, default_memory_budget(),
+                                       PairStorage::bounded, &used);
+  EXPECT_EQ(used, PairStorage::bounded);
+  ASSERT_EQ(bounded.merges.size(), full.merges.size());
+  for (std::size_t m = 0; m < full.merges.size(); ++m) {
+    EXPECT_EQ(bounded.merges[m].left, full.merges[m].left) << m;
+    EXPECT_EQ(bounded.merges[m].right, full.merges[m].right) << m;
+    EXPECT_EQ(bounded.merges[m].height, full.merges[m].height) << m;
+  }
+  // The rescanning variants keep every pair: the full cache, and no bounded path to ask for.
+  run_greedy(data, 0.0, Algorithm::greedy_minduration, default_memory_budget(),
+             PairStorage::automatic, &used);
+  EXPECT_EQ(used, PairStorage::full);
+  EXPECT_THROW(
+      run_greedy(data, 0.0, Algorithm::mgreedy, default_memory_budget(), PairStorage::bounded),
+      OptionError);
+}
+
 TEST(MemoryBudget, ParsesSizesAndRejectsNonsense) {
   EXPECT_EQ(parse_memory_size("1000", "--max-memory"), 1000u);
   EXPECT_EQ(parse_memory_size("64k", "--max-memory"), 64u * 1024);

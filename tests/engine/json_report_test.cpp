@@ -30,6 +30,7 @@ FitResult greedy_result() {
   result.particles.push_back(particle);
   result.covariance_diagonal = {1.0, 2.5};
   result.leaf_variance = 0.01;
+  result.pair_storage = PairStorage::bounded;
   result.seconds = 0.125;
   return result;
 }
@@ -70,6 +71,7 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_EQ(json.at("seed").get<std::uint64_t>(), std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(json.at("threads"), 4);
   EXPECT_EQ(json.at("simd"), std::string(kernels::to_string(kernels::simd_level())));
+  EXPECT_EQ(json.at("pair_storage"), "bounded");
   EXPECT_TRUE(json.at("log_evidence").is_null());
   EXPECT_EQ(json.at("log_joint").get<double>(), 0.1 + 0.2);  // bit-exact round trip
   EXPECT_EQ(json.at("best_particle"), 0);
@@ -90,12 +92,13 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_TRUE(json.at("scores").empty());
   EXPECT_EQ(json.at("seconds").get<double>(), 0.125);
   EXPECT_EQ(json.at("likelihood"), "brownian");
-  EXPECT_EQ(json.size(), 17u) << "no undocumented fields";
+  EXPECT_EQ(json.size(), 18u) << "no undocumented fields";
 }
 
 TEST(JsonReport, SmcResultWritesEvidenceScoresAndEveryParticle) {
   FitResult result = greedy_result();
   result.algorithm = Algorithm::postpost;
+  result.pair_storage.reset();  // an SMC run reports no greedy pair storage
   result.log_evidence = -12.75;
   Particle second = result.particles[0];
   second.log_weight = -std::numeric_limits<double>::infinity();  // a dead particle is legal
@@ -107,6 +110,7 @@ TEST(JsonReport, SmcResultWritesEvidenceScoresAndEveryParticle) {
   const TreeScores scores{0.75, 0.5, 1.0 / 3.0};
   const nlohmann::json json = nlohmann::json::parse(to_json_report(result, scores));
   EXPECT_EQ(json.at("algorithm"), "postpost");
+  EXPECT_FALSE(json.contains("pair_storage"));
   EXPECT_EQ(json.at("log_evidence").get<double>(), -12.75);
   ASSERT_EQ(json.at("particles").size(), 2u);
   EXPECT_TRUE(json.at("particles")[1].at("log_weight").is_null());

@@ -43,6 +43,16 @@ inline bool mpost2_uses_leaf_sums(Mpost2RowSums row_sums, std::size_t points) {
          (row_sums == Mpost2RowSums::automatic && points >= kMpost2LeafSumsFromPoints);
 }
 
+// How Brownian Greedy-Rate1 keeps its pair scores; the tree is the same either way. `full`: all
+// n(n-1)/2 of them, each scored once (the rescanning greedy algorithms always do); `bounded`:
+// each cluster's best partners, rescanned when they have all merged, in O(n d + n k) memory;
+// `automatic`: bounded where it is the faster path (greedy_rate1_prefers_bounded, greedy.hpp)
+// or where the full store does not fit the memory budget, full otherwise.
+enum class PairStorage { automatic, full, bounded };
+
+std::string to_string(PairStorage storage);  // "auto", "full", "bounded"
+PairStorage parse_pair_storage(const std::string& name);
+
 enum class CovarianceKind {
   learned,    // default: diagonal Lambda learned by alternating tree and MAP (shrunk scales)
   identity,   // Lambda = I, data used exactly as given
@@ -110,7 +120,8 @@ struct FitOptions {
   double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
   Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2's row sums (see above)
   std::size_t max_memory = 0;  // bytes for large allocations; 0 = 3/4 of physical memory
-  bool verbose = false;        // progress lines on stderr
+  PairStorage pair_storage = PairStorage::automatic;  // Brownian Greedy-Rate1's pair scores
+  bool verbose = false;                               // progress lines on stderr
 };
 
 }  // namespace kingman

@@ -29,7 +29,14 @@ void check_options(const Table& data, const FitOptions& options) {
                      std::to_string(data.rows));
   }
   if (data.cols == 0) throw InputError(data.source + ": the table has no numeric columns");
-  if (options.likelihood != Likelihood::brownian) return;  // checked by fit_discrete
+  if (options.likelihood != Likelihood::brownian) {
+    // The binary / multinomial greedy algorithms keep every pair's score: no choice to make.
+    if (options.pair_storage != PairStorage::automatic) {
+      throw OptionError("--pair-storage applies to --likelihood brownian, not " +
+                        to_string(options.likelihood));
+    }
+    return;  // the rest is checked by fit_discrete
+  }
   const DiscreteOptions& discrete = options.discrete;
   for (const auto& [used, option] :
        {std::pair{discrete.equilibrium.kind != EquilibriumKind::data, "--equilibrium"},
@@ -49,6 +56,12 @@ void check_options(const Table& data, const FitOptions& options) {
   if (options.brownian.learning_rounds < 0) throw OptionError("learning rounds must be >= 0");
   if (!(options.brownian.shrinkage >= 0) || !std::isfinite(options.brownian.shrinkage)) {
     throw OptionError("covariance shrinkage must be a finite number >= 0");
+  }
+  if (options.pair_storage == PairStorage::bounded && is_greedy(options.algorithm) &&
+      options.algorithm != Algorithm::greedy_rate1) {
+    throw OptionError("--pair-storage bounded: " + to_string(options.algorithm) +
+                      " rescores every live pair at every step and keeps them all; only "
+                      "greedy-rate1 has a bounded path");
   }
   if (data.has_missing() && options.brownian.covariance == CovarianceKind::full) {
     throw OptionError("--covariance full needs complete data, but " + data.source +
@@ -231,14 +244,19 @@ FitResult fit(const Table& data, const FitOptions& options) {
   // The greedy trees score their pairs on the requested threads (generic_linkage.hpp); the
   // tree does not depend on how many.
   detail::RunArena greedy_arena(options.threads);
+  PairStorage pair_storage = PairStorage::automatic;  // as the greedy runs used it
   greedy_arena.execute([&] {
-    if (!smc || rounds > 0) tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
+    if (!smc || rounds > 0) {
+      tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget, options.pair_storage,
+                        &pair_storage);
+    }
     for (int round = 1; round <= rounds; ++round) {
       covariance =
           map_covariance(data, tree, leaf_variance, brownian.covariance, brownian.shrinkage);
       whitened = whiten_in_range(data, covariance);
       check_no_coincident_rows(data, whitened, leaf_variance);
-      tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget);
+      tree = run_greedy(whitened, leaf_variance, tree_algorithm, budget, options.pair_storage,
+                        &pair_storage);
       if (options.verbose) {
         std::cerr << "kingman: covariance round " << round << "/" << rounds << ", log joint "
                   << tree_density(whitened, leaf_variance, tree).log_joint() << "\n";
@@ -252,6 +270,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   result.d = data.cols;
   result.seed = options.seed;
   result.threads = greedy_arena.threads();
+  if (!smc) result.pair_storage = pair_storage;
   if (smc) {
     SmcOptions smc_options;
     smc_options.proposal = options.algorithm;

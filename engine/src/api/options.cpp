@@ -46,6 +46,12 @@ constexpr std::array<std::pair<Likelihood, const char*>, 3> kLikelihoodNames{{
     {Likelihood::multinomial, "multinomial"},
 }};
 
+constexpr std::array<std::pair<PairStorage, const char*>, 3> kPairStorageNames{{
+    {PairStorage::automatic, "auto"},
+    {PairStorage::full, "full"},
+    {PairStorage::bounded, "bounded"},
+}};
+
 template <typename Enum, std::size_t N>
 std::string joined_names(const std::array<std::pair<Enum, const char*>, N>& names) {
   std::string out;
@@ -122,6 +128,19 @@ Likelihood parse_likelihood(const std::string& name) {
     if (name == known) return value;
   throw OptionError("unknown likelihood '" + name + "'; expected one of " +
                     joined_names(kLikelihoodNames));
+}
+
+std::string to_string(PairStorage storage) {
+  for (const auto& [value, name] : kPairStorageNames)
+    if (value == storage) return name;
+  return "unknown";
+}
+
+PairStorage parse_pair_storage(const std::string& name) {
+  for (const auto& [value, known] : kPairStorageNames)
+    if (name == known) return value;
+  throw OptionError("unknown pair storage '" + name + "' (--pair-storage); expected one of " +
+                    joined_names(kPairStorageNames));
 }
 
 std::vector<double> parse_number_list(const std::string& text, const std::string& option) {

@@ -2,6 +2,7 @@
 // the current time change every step, so every live pair is rescored every step: O(n^3) time.
 // Squared distances are cached per pair (scalar messages) and refreshed only for the new
 // cluster.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -122,26 +123,66 @@ std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d) {
   return static_cast<std::size_t>(pair_cache_bytes_of(n) + base_bytes_of(n, d));
 }
 
+bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t threads) {
+  const std::size_t from = threads >= kManyThreads ? kBoundedFromPointsOnManyThreads
+                           : threads >= 2          ? kBoundedFromPoints
+                                                   : kBoundedFromPointsOnOneThread;
+  // n >= from * max(1, d / reference), without rounding d / reference.
+  return static_cast<double>(n) * static_cast<double>(kBoundedReferenceDims) >=
+         static_cast<double>(from) * static_cast<double>(std::max(d, kBoundedReferenceDims));
+}
+
+PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
+                                 std::size_t memory_budget, PairStorage requested) {
+  const double budget = static_cast<double>(memory_budget);
+  const double full_bytes = pair_cache_bytes_of(n) + base_bytes_of(n, d);
+  const double bounded_bytes =
+      base_bytes_of(n, d) + static_cast<double>(greedy_rate1_bounded_bytes(n, threads));
+  PairStorage storage = requested;
+  if (storage == PairStorage::automatic) {
+    storage = full_bytes <= budget && !greedy_rate1_prefers_bounded(n, d, threads)
+                  ? PairStorage::full
+                  : PairStorage::bounded;
+    // Preferred but too large where the full cache fits (a row per thread on very many threads
+    // can outweigh the n^2/2 scores): the full cache.
+    if (storage == PairStorage::bounded && bounded_bytes > budget && full_bytes <= budget)
+      storage = PairStorage::full;
+  }
+  const bool full = storage == PairStorage::full;
+  const double need = full ? full_bytes : bounded_bytes;
+  if (need > budget) {
+    throw ResourceError(
+        "greedy-rate1 on " + std::to_string(n) + " points needs " + format_bytes(need) +
+        (full ? " with its full pair cache (--pair-storage full)"
+              : " even without its pair cache (its best partners per cluster and "
+                "a row per thread)") +
+        ", more than the memory budget (--max-memory) of " + format_bytes(budget) +
+        (full ? "; with --pair-storage bounded it needs " + format_bytes(bounded_bytes)
+              : std::string()));
+  }
+  return storage;
+}
+
 MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
-                     std::size_t memory_budget) {
+                     std::size_t memory_budget, PairStorage storage, PairStorage* used) {
+  const std::size_t threads = detail::loop_thread_count();
+  if (algorithm == Algorithm::greedy_rate1) {
+    const PairStorage chosen =
+        greedy_rate1_storage(data.n, data.d, threads, memory_budget, storage);
+    if (used) *used = chosen;
+    return chosen == PairStorage::full ? greedy_rate1(data, leaf_variance)
+                                       : greedy_rate1_bounded(data, leaf_variance);
+  }
+  if (is_greedy(algorithm) && storage == PairStorage::bounded) {
+    throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
+                      " rescores every live pair at every step and keeps them all; only "
+                      "greedy-rate1 has a bounded path");
+  }
   const double cache_bytes = pair_cache_bytes_of(data.n);
   const double base_bytes = base_bytes_of(data.n, data.d);
-  const bool fits = cache_bytes + base_bytes <= static_cast<double>(memory_budget);
-  // Greedy-Rate1's path without the pair cache, on the threads of the run.
-  const double bounded_bytes = base_bytes + static_cast<double>(greedy_rate1_bounded_bytes(
-                                                data.n, detail::loop_thread_count()));
-  if (algorithm == Algorithm::greedy_rate1) {
-    if (fits) return greedy_rate1(data, leaf_variance);
-    if (bounded_bytes > static_cast<double>(memory_budget)) {
-      throw ResourceError("greedy-rate1 on " + std::to_string(data.n) + " points needs " +
-                          format_bytes(bounded_bytes) +
-                          " even without its pair cache (its best partners per cluster and a "
-                          "row per thread), more than the memory budget (--max-memory) of " +
-                          format_bytes(static_cast<double>(memory_budget)));
-    }
-    return greedy_rate1_bounded(data, leaf_variance);
-  }
-  if (!fits) {
+  if (cache_bytes + base_bytes > static_cast<double>(memory_budget)) {
+    const double bounded_bytes =
+        base_bytes + static_cast<double>(greedy_rate1_bounded_bytes(data.n, threads));
     // The largest n whose pair cache fits: n^2/2 * 8 bytes <= budget.
     const double largest_n = std::floor(std::sqrt(2.0 * static_cast<double>(memory_budget) / 8.0));
     throw ResourceError(to_string(algorithm) + " on " + std::to_string(data.n) + " points needs " +
@@ -152,6 +193,7 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                         " points would fit. greedy-rate1 runs without a pair cache in about " +
                         format_bytes(bounded_bytes));
   }
+  if (used) *used = PairStorage::full;
   return greedy_rescan(data, leaf_variance, algorithm);
 }
 

@@ -56,6 +56,9 @@ std::string to_json_report(const FitResult& result, const std::optional<TreeScor
   // The copy of the array kernels that ran (kernels/simd_level.hpp): every copy gives the same
   // values, but timings depend on it.
   report["simd"] = std::string(kernels::to_string(kernels::simd_level()));
+  // Brownian greedy runs: whether the pair scores were all kept ("full") or each cluster's best
+  // ("bounded"): the same tree, different time and memory.
+  if (result.pair_storage) report["pair_storage"] = to_string(*result.pair_storage);
   report["log_evidence"] =
       result.log_evidence ? log_number(*result.log_evidence, "log_evidence") : Json(nullptr);
   report["log_joint"] = log_number(result.log_joint, "log_joint");

@@ -35,11 +35,37 @@ std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
 // Ties go to the first pair in (slot, slot) order.
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
 
-// Dispatches on a greedy algorithm; throws OptionError for a non-greedy one. Greedy-Rate1 uses
-// the full pair cache when n(n-1)/2 doubles fit in `memory_budget` bytes and the bounded path
-// otherwise; the rescanning variants need the pair cache and throw ResourceError (saying what
-// would fit) when it does not fit.
+// Whether Greedy-Rate1's bounded path is expected to be faster than its full pair cache on n
+// points of d dimensions with `threads` threads. The full cache's merges read and write rows of
+// an n^2/2 array, memory-bound work that extra threads speed up little and that does not grow
+// with d; the bounded path recomputes what it does not keep, arithmetic that grows with d and
+// scales with the threads. So at d <= kBoundedReferenceDims it is preferred from
+// kBoundedFromPointsOnOneThread points on one thread, from kBoundedFromPoints on 2 or more and
+// from kBoundedFromPointsOnManyThreads on kManyThreads or more, and at larger d from those
+// counts times d / kBoundedReferenceDims. Measured at d = 20, 40 and 100 (bench/RESULTS.md,
+// Engine: greedy, twenty-fourth session): the thresholds lie where the bounded path was no
+// slower on either host measured, or slower by at most 8 % on one while needing a small
+// fraction of the memory.
+inline constexpr std::size_t kBoundedReferenceDims = 20;
+inline constexpr std::size_t kBoundedFromPointsOnOneThread = 40000;
+inline constexpr std::size_t kBoundedFromPoints = 30000;
+inline constexpr std::size_t kBoundedFromPointsOnManyThreads = 10000;
+inline constexpr std::size_t kManyThreads = 16;
+bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t threads);
+
+// The storage run_greedy gives Brownian Greedy-Rate1 on n points of d dimensions with `threads`
+// threads within `memory_budget` bytes: `requested` unless it is automatic, else bounded where
+// greedy_rate1_prefers_bounded says so or the full cache does not fit, full otherwise. Throws
+// ResourceError, saying what each storage needs, when the chosen one does not fit.
+PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
+                                 std::size_t memory_budget, PairStorage requested);
+
+// Dispatches on a greedy algorithm; throws OptionError for a non-greedy one. Greedy-Rate1 keeps
+// its pair scores as greedy_rate1_storage chooses (reported in `used` when given); the
+// rescanning variants need the full pair cache (OptionError for `bounded`) and throw
+// ResourceError (saying what would fit) when it does not fit `memory_budget` bytes.
 MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
-                     std::size_t memory_budget = default_memory_budget());
+                     std::size_t memory_budget = default_memory_budget(),
+                     PairStorage storage = PairStorage::automatic, PairStorage* used = nullptr);
 
 }  // namespace kingman
