@@ -56,5 +56,50 @@ TEST(Rate1PairScore, RowsEqualThePairsScoredOneByOne) {
   }
 }
 
+// rows() scores several slots at once over chunks of partners (about 24 KiB of means each: 4
+// partners at d = 800, 152 at d = 20): every height equals row()'s bit for bit, with a slot
+// among its own partners too (the bounded path's initial rows), partner counts that are not a
+// multiple of the chunk or of the kernel's four rows, and one slot alone.
+TEST(Rate1PairScore, SeveralRowsAtOnceEqualRowByRow) {
+  for (const std::size_t d : {3u, 20u, 101u, 800u}) {
+    const std::size_t n = 331;
+    std::mt19937_64 engine(d + 1000);
+    std::normal_distribution<double> normal;
+    WhitenedData data;
+    data.n = n;
+    data.d = d;
+    data.x.resize(n * d);
+    for (double& v : data.x) v = normal(engine);
+    data.log_lambda_diagonal.assign(d, 0.0);
+    BrownianMessages messages(data, 0.05);
+    messages.merge(3, 9, -0.2, 9);
+    messages.merge(9, 40, -0.7, 40);
+    const detail::Rate1PairScore score(data, messages);
+    std::vector<std::size_t> partners;
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != 3 && j != 9) partners.push_back(j);
+    for (const std::size_t slot_count : {1u, 5u, 8u}) {
+      std::vector<std::size_t> slots;
+      for (std::size_t q = 0; q < slot_count; ++q) slots.push_back(partners[7 + 31 * q]);
+      for (const std::size_t count : {partners.size(), std::size_t{6}, std::size_t{157}}) {
+        std::vector<std::vector<double>> together(slot_count, std::vector<double>(count));
+        std::vector<double*> out;
+        for (auto& row : together) out.push_back(row.data());
+        score.rows(slots.data(), slot_count, partners.data(), count, out.data());
+        std::vector<double> alone(count);
+        for (std::size_t q = 0; q < slot_count; ++q) {
+          score.row(slots[q], partners.data(), count, alone.data());
+          for (std::size_t k = 0; k < count; ++k) {
+            ASSERT_EQ(std::bit_cast<std::uint64_t>(together[q][k]),
+                      std::bit_cast<std::uint64_t>(alone[k]))
+                << "d = " << d << ", slot " << slots[q] << ", partner " << partners[k] << " of "
+                << count;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kingman

@@ -38,6 +38,18 @@ concept RowScore = requires(Score& score, std::size_t i, const std::size_t* part
   score.row(i, partners, count, out);
 };
 
+// A score may also offer score.rows(slots, slot_count, partners, count, out): out[q][k] = the
+// height of the pair {slots[q], partners[k]}, the same values as row() slot by slot, reading
+// each partner's data once for all the slots (the initial fill, kRowsTogether rows at a time).
+template <typename Score>
+concept RowsScore = requires(Score& score, const std::size_t* slots, const std::size_t* partners,
+                             std::size_t count, double* const* out) {
+  score.rows(slots, count, partners, count, out);
+};
+
+// Rows of the initial fill scored together by a RowsScore.
+inline constexpr std::size_t kRowsTogether = 8;
+
 // A score may state the rough cost of one pair in arithmetic operations (parallel_for.hpp), so
 // that rows too small to share stay on one thread.
 template <typename Score>
@@ -141,8 +153,27 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   // pair's height is computed alone, so the split never changes a value.
   const std::size_t work = pair_work(score);
   parallel_for_work(0, n, work * (n / 2 + 1), [&](const auto& rows) {
-    for (std::size_t i = rows.begin(); i < rows.end(); ++i)
-      if (i + 1 < n) score_pairs(score, i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
+    if constexpr (RowsScore<std::remove_reference_t<Score>>) {
+      // Rows first .. first + q - 1 together against their common partners from first + q on;
+      // each row's few partners inside the block alone.
+      std::size_t slots[kRowsTogether];
+      double* out[kRowsTogether];
+      for (std::size_t first = rows.begin(); first < rows.end(); first += kRowsTogether) {
+        const std::size_t q = std::min(kRowsTogether, rows.end() - first);
+        const std::size_t common = first + q;
+        for (std::size_t r = 0; r < q; ++r) {
+          const std::size_t i = first + r;
+          if (i + 1 < common)
+            score_pairs(score, i, partners.data() + i + 1, common - i - 1, &height(i, i + 1));
+          slots[r] = i;
+          out[r] = common < n ? &height(i, common) : nullptr;
+        }
+        if (common < n) score.rows(slots, q, partners.data() + common, n - common, out);
+      }
+    } else {
+      for (std::size_t i = rows.begin(); i < rows.end(); ++i)
+        if (i + 1 < n) score_pairs(score, i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
+    }
   });
   for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
 

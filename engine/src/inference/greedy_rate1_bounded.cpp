@@ -51,7 +51,12 @@ struct RowBuffers {
   std::vector<std::size_t> slots;
   std::vector<double> heights;
   std::vector<Candidate> row;
+  std::vector<double> block;  // the initial lists' kSlotsTogether rows of heights
 };
+
+// Initial rows scored together (Rate1PairScore::rows): each partner's mean is read once for
+// this many rows.
+constexpr std::size_t kSlotsTogether = 8;
 
 RowBuffers& thread_row_buffers() {
   thread_local RowBuffers buffers;
@@ -65,9 +70,10 @@ std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
   const std::size_t k = std::max<std::size_t>(1, candidates_per_cluster);
   // Per cluster: its list (k + 1 candidates reserved), its heap entry and slot records.
   const std::size_t per_cluster = sizeof(CandidateList) + (k + 1) * sizeof(Candidate) + 48;
-  // Per thread and partner: a row's slots, heights and candidates, and the row kernel's means
-  // and square roots.
-  const std::size_t per_partner = 2 * sizeof(std::size_t) + 2 * sizeof(double) + sizeof(Candidate);
+  // Per thread and partner: a row's slots, heights and candidates, the row kernel's means and
+  // square roots, and the initial lists' kSlotsTogether rows of heights.
+  const std::size_t per_partner =
+      2 * sizeof(std::size_t) + (2 + kSlotsTogether) * sizeof(double) + sizeof(Candidate);
   return n * per_cluster + std::max<std::size_t>(threads, 1) * n * per_partner;
 }
 
@@ -194,13 +200,28 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   };
 
   // Every slot's list (n^2 pair scores, the largest part of the run): slots in parallel on the
-  // run's threads, each task scoring whole rows in its own buffers; the heap is keyed
-  // afterwards, in slot order.
-  detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& slots) {
+  // run's threads, each task scoring kSlotsTogether whole rows at a time (Rate1PairScore::rows,
+  // every partner against them all, themselves included and then left out) in its own buffers;
+  // the heap is keyed afterwards, in slot order.
+  detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& range) {
     RowBuffers& buffers = thread_row_buffers();
-    for (std::size_t i = slots.begin(); i < slots.end(); ++i) {
-      score_partners(i, 0, n, buffers);
-      fill_list(lists[i], buffers.row.data(), select_best(buffers.row));
+    buffers.block.resize(kSlotsTogether * n);
+    std::size_t slots[kSlotsTogether];
+    double* heights[kSlotsTogether];
+    for (std::size_t first = range.begin(); first < range.end(); first += kSlotsTogether) {
+      const std::size_t count = std::min(kSlotsTogether, range.end() - first);
+      for (std::size_t q = 0; q < count; ++q) {
+        slots[q] = first + q;
+        heights[q] = buffers.block.data() + q * n;
+      }
+      score.rows(slots, count, live.data(), n, heights);
+      for (std::size_t q = 0; q < count; ++q) {
+        const std::size_t i = first + q;
+        buffers.row.clear();
+        for (std::size_t p = 0; p < n; ++p)
+          if (p != i) buffers.row.push_back({heights[q][p], p, node_of_slot[p]});
+        fill_list(lists[i], buffers.row.data(), select_best(buffers.row));
+      }
     }
   });
   for (std::size_t i = 0; i < n; ++i) key_heap(i);
