@@ -16,17 +16,22 @@
 namespace kingman {
 namespace {
 
+// n x d standard normal points, identity whitening.
+WhitenedData normal_points(std::size_t n, std::size_t d, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  WhitenedData data;
+  data.n = n;
+  data.d = d;
+  data.x.resize(n * d);
+  for (double& v : data.x) v = normal(engine);
+  data.log_lambda_diagonal.assign(d, 0.0);
+  return data;
+}
+
 TEST(Rate1PairScore, RowsEqualThePairsScoredOneByOne) {
   for (const std::size_t d : {1u, 7u, 20u, 33u}) {
-    const std::size_t n = 23;
-    std::mt19937_64 engine(d);
-    std::normal_distribution<double> normal;
-    WhitenedData data;
-    data.n = n;
-    data.d = d;
-    data.x.resize(n * d);
-    for (double& v : data.x) v = normal(engine);
-    data.log_lambda_diagonal.assign(d, 0.0);
+    const WhitenedData data = normal_points(23, d, d);
     BrownianMessages messages(data, 0.1);
     // A few merges, so that offsets differ from slot to slot.
     messages.merge(0, 5, -0.3, 5);
@@ -63,14 +68,7 @@ TEST(Rate1PairScore, RowsEqualThePairsScoredOneByOne) {
 TEST(Rate1PairScore, SeveralRowsAtOnceEqualRowByRow) {
   for (const std::size_t d : {3u, 20u, 101u, 800u}) {
     const std::size_t n = 331;
-    std::mt19937_64 engine(d + 1000);
-    std::normal_distribution<double> normal;
-    WhitenedData data;
-    data.n = n;
-    data.d = d;
-    data.x.resize(n * d);
-    for (double& v : data.x) v = normal(engine);
-    data.log_lambda_diagonal.assign(d, 0.0);
+    const WhitenedData data = normal_points(n, d, d + 1000);
     BrownianMessages messages(data, 0.05);
     messages.merge(3, 9, -0.2, 9);
     messages.merge(9, 40, -0.7, 40);
