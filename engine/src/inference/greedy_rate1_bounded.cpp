@@ -51,12 +51,10 @@ struct RowBuffers {
   std::vector<std::size_t> slots;
   std::vector<double> heights;
   std::vector<Candidate> row;
-  std::vector<double> block;  // the initial lists' kSlotsTogether rows of heights
 };
 
-// Initial rows scored together (Rate1PairScore::rows): each partner's mean is read once for
-// this many rows.
-constexpr std::size_t kSlotsTogether = 8;
+// Slots per block of the initial lists' tiles: a tile of two blocks' pair scores is 32 KiB.
+constexpr std::size_t kTileSlots = 64;
 
 RowBuffers& thread_row_buffers() {
   thread_local RowBuffers buffers;
@@ -70,10 +68,9 @@ std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
   const std::size_t k = std::max<std::size_t>(1, candidates_per_cluster);
   // Per cluster: its list (k + 1 candidates reserved), its heap entry and slot records.
   const std::size_t per_cluster = sizeof(CandidateList) + (k + 1) * sizeof(Candidate) + 48;
-  // Per thread and partner: a row's slots, heights and candidates, the row kernel's means and
-  // square roots, and the initial lists' kSlotsTogether rows of heights.
-  const std::size_t per_partner =
-      2 * sizeof(std::size_t) + (2 + kSlotsTogether) * sizeof(double) + sizeof(Candidate);
+  // Per thread and partner: a row's slots, heights and candidates, and the row kernel's means
+  // and square roots.
+  const std::size_t per_partner = 2 * sizeof(std::size_t) + 2 * sizeof(double) + sizeof(Candidate);
   return n * per_cluster + std::max<std::size_t>(threads, 1) * n * per_partner;
 }
 
@@ -199,31 +196,89 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     key_heap(i);
   };
 
-  // Every slot's list (n^2 pair scores, the largest part of the run): slots in parallel on the
-  // run's threads, each task scoring kSlotsTogether whole rows at a time (Rate1PairScore::rows,
-  // every partner against them all, themselves included and then left out) in its own buffers;
-  // the heap is keyed afterwards, in slot order.
-  detail::parallel_for_work(0, n, score.pair_work() * n, [&](const auto& range) {
-    RowBuffers& buffers = thread_row_buffers();
-    buffers.block.resize(kSlotsTogether * n);
-    std::size_t slots[kSlotsTogether];
-    double* heights[kSlotsTogether];
-    for (std::size_t first = range.begin(); first < range.end(); first += kSlotsTogether) {
-      const std::size_t count = std::min(kSlotsTogether, range.end() - first);
-      for (std::size_t q = 0; q < count; ++q) {
-        slots[q] = first + q;
-        heights[q] = buffers.block.data() + q * n;
+  // Every slot's list, from the n(n-1)/2 pair scores (the largest part of the run), each
+  // scored once: the slots in blocks of kTileSlots, and every pair of blocks as one tile
+  // (Rate1PairScore::rows, the same heights as row() bit for bit, and score(i, j) = score(j, i)),
+  // whose scores are offered to both blocks' rows. Each row keeps its k + 1 best as they come
+  // (sorted, in Candidate order: a total order, so the k + 1 smallest and their order do not
+  // depend on the order of the offers, and equal what a partial sort of the whole row gives).
+  // The tiles run round by round on the run's threads, the rounds pairing the blocks as a
+  // round-robin tournament does, so that no two tiles of a round share a block and each row is
+  // written by one task at a time. The heap is keyed afterwards, in slot order.
+  {
+    const std::size_t blocks = (n + kTileSlots - 1) / kTileSlots;
+    auto block_begin = [&](std::size_t b) { return b * kTileSlots; };
+    auto block_end = [&](std::size_t b) { return std::min(n, (b + 1) * kTileSlots); };
+    auto offer_initial = [&](std::size_t i, const Candidate& c) {
+      std::vector<Candidate>& best = lists[i].best;
+      if (best.size() == k + 1 && !(c < best.back())) return;
+      best.insert(std::upper_bound(best.begin(), best.end(), c), c);
+      if (best.size() > k + 1) best.pop_back();
+    };
+    for (std::size_t i = 0; i < n; ++i) lists[i].best.reserve(k + 1);
+    // Scores block a against block b (a <= b; within one block, the pairs above the diagonal)
+    // and offers them to both.
+    auto score_tile = [&](std::size_t a, std::size_t b) {
+      thread_local std::vector<double> tile;
+      const std::size_t a0 = block_begin(a), a1 = block_end(a);
+      const std::size_t b0 = block_begin(b), b1 = block_end(b);
+      const std::size_t rows = a1 - a0, columns = b1 - b0;
+      tile.resize(rows * columns);
+      std::size_t slots[kTileSlots];
+      double* out[kTileSlots];
+      for (std::size_t r = 0; r < rows; ++r) {
+        slots[r] = a0 + r;
+        out[r] = tile.data() + r * columns;
       }
-      score.rows(slots, count, live.data(), n, heights);
-      for (std::size_t q = 0; q < count; ++q) {
-        const std::size_t i = first + q;
-        buffers.row.clear();
-        for (std::size_t p = 0; p < n; ++p)
-          if (p != i) buffers.row.push_back({heights[q][p], p, node_of_slot[p]});
-        fill_list(lists[i], buffers.row.data(), select_best(buffers.row));
+      score.rows(slots, rows, live.data() + b0, columns, out);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t i = a0 + r;
+        for (std::size_t c = 0; c < columns; ++c) {
+          const std::size_t j = b0 + c;
+          if (a == b && j <= i) continue;
+          const double height = tile[r * columns + c];
+          offer_initial(i, {height, j, node_of_slot[j]});
+          offer_initial(j, {height, i, node_of_slot[i]});
+        }
       }
+    };
+    // Round-robin pairing (the circle method) of positions 0 .. m - 1, m even: in round t,
+    // position p meets position m - 1 - p, where position 0 holds block 0 and the others hold
+    // the remaining blocks rotated by t; over the m - 1 rounds every two positions meet once.
+    // With an odd block count, position m - 1 = `blocks` is an idle block, and a block paired
+    // with it scores its own tile that round; with an even count, the blocks' own tiles come
+    // first, all at once (no two share a block either).
+    const std::size_t m = blocks + (blocks % 2);
+    auto block_at = [&](std::size_t position, std::size_t round) {
+      return position == 0 ? std::size_t{0} : 1 + (position - 1 + round) % (m - 1);
+    };
+    const std::size_t tile_work = score.pair_work() * kTileSlots * kTileSlots;
+    auto score_tiles = [&](const std::vector<std::pair<std::size_t, std::size_t>>& tiles) {
+      detail::parallel_for_work(0, tiles.size(), tile_work, [&](const auto& range) {
+        for (std::size_t t = range.begin(); t < range.end(); ++t)
+          score_tile(tiles[t].first, tiles[t].second);
+      });
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> tiles;
+    if (blocks % 2 == 0) {
+      for (std::size_t b = 0; b < blocks; ++b) tiles.emplace_back(b, b);
+      score_tiles(tiles);
     }
-  });
+    for (std::size_t round = 0; round + 1 < m; ++round) {
+      tiles.clear();
+      for (std::size_t p = 0; p < m / 2; ++p) {
+        const std::size_t x = block_at(p, round), y = block_at(m - 1 - p, round);
+        const std::size_t low = std::min(x, y), high = std::max(x, y);
+        tiles.emplace_back(low, high < blocks ? high : low);
+      }
+      score_tiles(tiles);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<Candidate>& best = lists[i].best;
+      lists[i].threshold = best.size() > k ? best[k] : kNoCandidate;
+      if (best.size() > k) best.pop_back();
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) key_heap(i);
 
   double current_height = 0.0;
