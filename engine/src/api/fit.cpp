@@ -57,12 +57,7 @@ void check_options(const Table& data, const FitOptions& options) {
   if (!(options.brownian.shrinkage >= 0) || !std::isfinite(options.brownian.shrinkage)) {
     throw OptionError("covariance shrinkage must be a finite number >= 0");
   }
-  if (options.pair_storage == PairStorage::bounded && is_greedy(options.algorithm) &&
-      options.algorithm != Algorithm::greedy_rate1) {
-    throw OptionError("--pair-storage bounded: " + to_string(options.algorithm) +
-                      " rescores every live pair at every step and keeps them all; only "
-                      "greedy-rate1 has a bounded path");
-  }
+  check_pair_storage(options.algorithm, options.pair_storage);
   if (data.has_missing() && options.brownian.covariance == CovarianceKind::full) {
     throw OptionError("--covariance full needs complete data, but " + data.source +
                       " has missing entries; use learned, diagonal, isotropic or identity");

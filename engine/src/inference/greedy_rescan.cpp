@@ -163,6 +163,15 @@ PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threa
   return storage;
 }
 
+void check_pair_storage(Algorithm algorithm, PairStorage storage) {
+  if (storage == PairStorage::bounded && is_greedy(algorithm) &&
+      algorithm != Algorithm::greedy_rate1) {
+    throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
+                      " rescores every live pair at every step and keeps them all; only "
+                      "greedy-rate1 has a bounded path");
+  }
+}
+
 MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
                      std::size_t memory_budget, PairStorage storage, PairStorage* used) {
   const std::size_t threads = detail::loop_thread_count();
@@ -173,11 +182,7 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
     return chosen == PairStorage::full ? greedy_rate1(data, leaf_variance)
                                        : greedy_rate1_bounded(data, leaf_variance);
   }
-  if (is_greedy(algorithm) && storage == PairStorage::bounded) {
-    throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
-                      " rescores every live pair at every step and keeps them all; only "
-                      "greedy-rate1 has a bounded path");
-  }
+  check_pair_storage(algorithm, storage);
   const double cache_bytes = pair_cache_bytes_of(data.n);
   const double base_bytes = base_bytes_of(data.n, data.d);
   if (cache_bytes + base_bytes > static_cast<double>(memory_budget)) {

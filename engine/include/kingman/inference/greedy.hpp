@@ -60,6 +60,10 @@ bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t thre
 PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
                                  std::size_t memory_budget, PairStorage requested);
 
+// Throws OptionError where `storage` cannot serve the greedy `algorithm`: a bounded path for a
+// rescanning variant, which rescores and keeps every live pair.
+void check_pair_storage(Algorithm algorithm, PairStorage storage);
+
 // Dispatches on a greedy algorithm; throws OptionError for a non-greedy one. Greedy-Rate1 keeps
 // its pair scores as greedy_rate1_storage chooses (reported in `used` when given); the
 // rescanning variants need the full pair cache (OptionError for `bounded`) and throw
