@@ -209,11 +209,19 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
     const std::size_t blocks = (n + kTileSlots - 1) / kTileSlots;
     auto block_begin = [&](std::size_t b) { return b * kTileSlots; };
     auto block_end = [&](std::size_t b) { return std::min(n, (b + 1) * kTileSlots); };
+    // A full list takes a better offer in place of its last: never more than the k + 1 it
+    // reserved, as an insert before the pop would (every list then reallocated on a worker
+    // thread, in that thread's malloc arena: at 100 000 points 227 MiB peak instead of 159).
     auto offer_initial = [&](std::size_t i, const Candidate& c) {
       std::vector<Candidate>& best = lists[i].best;
-      if (best.size() == k + 1 && !(c < best.back())) return;
-      best.insert(std::upper_bound(best.begin(), best.end(), c), c);
-      if (best.size() > k + 1) best.pop_back();
+      if (best.size() < k + 1) {
+        best.insert(std::upper_bound(best.begin(), best.end(), c), c);
+        return;
+      }
+      if (!(c < best.back())) return;
+      const auto at = std::upper_bound(best.begin(), best.end() - 1, c);
+      std::move_backward(at, best.end() - 1, best.end());
+      *at = c;
     };
     for (std::size_t i = 0; i < n; ++i) lists[i].best.reserve(k + 1);
     // Scores block a against block b (a <= b; within one block, the pairs above the diagonal)
