@@ -108,8 +108,8 @@ Action add_fit_command(CLI::App& app) {
   command
       ->add_option("--pair-storage", args->pair_storage,
                    "greedy-rate1: full (every pair's score in memory) | bounded (each cluster's "
-                   "best partners, O(n d) memory) | auto (bounded where it is faster or the "
-                   "full store does not fit); the same tree")
+                   "best partners, O(n d) memory) | auto (bounded where the full store does "
+                   "not fit, and for Brownian data where it is faster); the same tree")
       ->capture_default_str();
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");

@@ -345,16 +345,25 @@ TEST(CliFit, PairStorageChoosesGreedyRate1sPathAndTheJsonSaysWhich) {
   EXPECT_NE(too_small.err.find("--pair-storage bounded"), std::string::npos) << too_small.err;
   EXPECT_TRUE(too_small.out.empty()) << "no partial output";
   // Usage errors: an unknown storage, a bounded path for an algorithm that has none, and the
-  // option with the binary likelihood (whose greedy algorithms keep every pair).
+  // option with the binary likelihood's SMC (which runs no greedy tree).
+  const std::string binary = dir.write("B.csv", "0,1\n1,1\n0,0\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"fit", input, "--pair-storage", "some"},
         std::vector<std::string>{"fit", input, "--pair-storage", "bounded", "-a", "mgreedy"},
-        std::vector<std::string>{"fit", dir.write("B.csv", "0,1\n1,1\n0,0\n"), "--likelihood",
-                                 "binary", "--pair-storage", "full"}}) {
+        std::vector<std::string>{"fit", binary, "--likelihood", "binary", "-a", "race",
+                                 "--pair-storage", "full"}}) {
     const ProcessResult refused = kingman_cli(args);
     EXPECT_EQ(refused.exit_code, 2) << args.back() << ": " << refused.err;
     EXPECT_NE(refused.err.find("pair-storage"), std::string::npos) << refused.err;
   }
+  // The binary likelihood's Greedy-Rate1 has both paths too: the same linkage.
+  const ProcessResult binary_full = kingman_cli(
+      {"fit", binary, "--likelihood", "binary", "--pair-storage", "full", "--linkage", "-"});
+  const ProcessResult binary_bounded = kingman_cli(
+      {"fit", binary, "--likelihood", "binary", "--pair-storage", "bounded", "--linkage", "-"});
+  ASSERT_EQ(binary_full.exit_code, 0) << binary_full.err;
+  ASSERT_EQ(binary_bounded.exit_code, 0) << binary_bounded.err;
+  EXPECT_EQ(binary_bounded.out, binary_full.out);
 }
 
 TEST(CliFit, SameInputGivesIdenticalOutput) {

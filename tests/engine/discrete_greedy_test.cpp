@@ -358,6 +358,116 @@ TEST(DiscreteGreedy, SameTreeForOneTwoAndFourThreads) {
   }
 }
 
+// Values drawn uniformly from K categories, about `missing` of them missing; duplicate rows
+// allowed (they tie at height 0, which tests the paths' tie-breaking).
+Table table_with_duplicates(std::size_t n, std::size_t d, std::size_t k, double missing,
+                            unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int> value(0, static_cast<int>(k) - 1);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Table t;
+  t.rows = n;
+  t.cols = d;
+  t.source = "random";
+  t.values.resize(n * d);
+  for (double& v : t.values) v = unit(engine) < missing ? kNaN : value(engine);
+  return t;
+}
+
+// Greedy-Rate1's bounded path (bounded_linkage.hpp: each cluster's k best partners, rows
+// rescored when they have all merged) gives the full pair cache's tree bit for bit: binary and
+// multinomial data, with missing entries and with many duplicate rows (exact ties), from one
+// candidate per cluster (a rebuild at almost every merge) to the default 32, and across 1 to
+// 5 blocks of the initial lists' tiles.
+TEST(DiscreteGreedy, BoundedPathGivesTheFullCachesTree) {
+  struct DataCase {
+    Likelihood likelihood;
+    std::size_t n, d, k;
+    double missing;
+  };
+  const DataCase cases[] = {{Likelihood::binary, 40, 6, 2, 0.0},
+                            {Likelihood::binary, 300, 5, 2, 0.1},
+                            {Likelihood::multinomial, 190, 8, 3, 0.05},
+                            {Likelihood::multinomial, 129, 20, 4, 0.2}};
+  unsigned seed = 60;
+  for (const DataCase& c : cases) {
+    DiscreteOptions options;
+    if (c.likelihood == Likelihood::multinomial) options.categories = c.k;
+    const DiscreteData data = encode_discrete(
+        table_with_duplicates(c.n, c.d, c.k, c.missing, ++seed), c.likelihood, options);
+    const MergeTree full = greedy_rate1(data);
+    for (std::size_t candidates : {1, 2, 5, 32}) {
+      const MergeTree bounded = greedy_rate1_bounded(data, candidates);
+      EXPECT_EQ(testing_support::differing_merges(full, bounded), 0u)
+          << "n " << c.n << ", d " << c.d << ", K " << c.k << ", " << candidates << " candidates";
+      ASSERT_EQ(full.merges.size(), bounded.merges.size());
+      for (std::size_t m = 0; m < full.merges.size(); ++m)
+        ASSERT_EQ(full.merges[m].height, bounded.merges[m].height) << "merge " << m;
+    }
+  }
+}
+
+// fit() takes the full cache where it fits the budget and the bounded path where it does not
+// (or where asked), on any thread count the same tree, and says which it used; what fits
+// nothing is refused before anything is allocated, saying what each storage needs.
+TEST(DiscreteGreedy, PairStorageFollowsTheBudgetOrTheRequest) {
+  const Table table = table_with_duplicates(400, 10, 2, 0.05, 71);
+  const DiscreteData data = encode_discrete(table, Likelihood::binary, {});
+  const std::size_t ample = std::size_t{1} << 30;
+  // The pair cache takes 400 * 399 / 2 doubles (638 400 bytes); the bounded path about 400 KB.
+  const std::size_t between = 550'000;
+  EXPECT_EQ(greedy_rate1_storage(data, 2, ample, PairStorage::automatic), PairStorage::full);
+  EXPECT_EQ(greedy_rate1_storage(data, 2, between, PairStorage::automatic), PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(data, 2, ample, PairStorage::bounded), PairStorage::bounded);
+  try {
+    greedy_rate1_storage(data, 2, between, PairStorage::full);
+    ADD_FAILURE() << "the full cache was granted below its size";
+  } catch (const ResourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("--pair-storage bounded it needs"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(greedy_rate1_storage(data, 2, 1000, PairStorage::automatic), ResourceError);
+
+  FitOptions options;
+  options.likelihood = Likelihood::binary;
+  options.threads = 1;
+  const FitResult full = fit(table, options);
+  EXPECT_EQ(full.pair_storage, PairStorage::full);
+  options.max_memory = between;
+  for (int threads : {1, 2}) {
+    options.threads = threads;
+    const FitResult bounded = fit(table, options);
+    EXPECT_EQ(bounded.pair_storage, PairStorage::bounded);
+    EXPECT_EQ(testing_support::differing_merges(full.best_tree(), bounded.best_tree()), 0u)
+        << threads << " threads";
+    EXPECT_EQ(full.log_joint, bounded.log_joint);
+  }
+  options.max_memory = 1000;
+  EXPECT_THROW(fit(table, options), ResourceError);
+
+  // The rescanning variants keep no pair scores: no bounded path to ask for, and only their
+  // messages to fit.
+  options.max_memory = 0;
+  options.algorithm = Algorithm::greedy_maxprob;
+  options.pair_storage = PairStorage::bounded;
+  EXPECT_THROW(fit(table, options), OptionError);
+  options.pair_storage = PairStorage::automatic;
+  options.max_memory = 1000;
+  EXPECT_THROW(fit(table, options), ResourceError);
+  EXPECT_FALSE(fit(table_with_duplicates(30, 4, 2, 0.0, 72),
+                   [&] {
+                     FitOptions small = options;
+                     small.max_memory = 0;
+                     return small;
+                   }())
+                   .pair_storage.has_value());
+  // The binary SMC runs no greedy tree: a storage asked for there is an error, not ignored.
+  options.max_memory = 0;
+  options.algorithm = Algorithm::race;
+  options.pair_storage = PairStorage::full;
+  EXPECT_THROW(fit(table, options), OptionError);
+}
+
 TEST(DiscreteGreedy, IdenticalRowsMergeAtHeightZero) {
   Table table;
   table.rows = 4;

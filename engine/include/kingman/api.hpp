@@ -32,7 +32,8 @@ struct FitResult {
   std::vector<std::size_t> resampled_at;    // steps (1-based) after which resampling happened
   Likelihood likelihood{};                  // the model of the data given the tree
   std::vector<double> covariance_diagonal;  // brownian: Lambda's diagonal for the final tree
-  std::optional<PairStorage> pair_storage;  // brownian greedy: how its pair scores were kept
+  std::optional<PairStorage> pair_storage;  // greedy-rate1 (and the Brownian rescanning greedy
+                                            // variants): how the pair scores were kept
   double leaf_variance = 0.0;               // brownian: v0 as used
   std::size_t categories = 0;               // binary/multinomial: alphabet size K
   std::vector<double> equilibrium;          // binary/multinomial: q as used, row-major d x K

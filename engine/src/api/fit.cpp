@@ -30,11 +30,12 @@ void check_options(const Table& data, const FitOptions& options) {
   }
   if (data.cols == 0) throw InputError(data.source + ": the table has no numeric columns");
   if (options.likelihood != Likelihood::brownian) {
-    // The binary / multinomial greedy algorithms keep every pair's score: no choice to make.
-    if (options.pair_storage != PairStorage::automatic) {
-      throw OptionError("--pair-storage applies to --likelihood brownian, not " +
-                        to_string(options.likelihood));
+    // The binary / multinomial SMC runs no greedy tree: the storage would have nothing to do.
+    if (options.pair_storage != PairStorage::automatic && !is_greedy(options.algorithm)) {
+      throw OptionError("--pair-storage applies to the greedy algorithms with --likelihood " +
+                        to_string(options.likelihood) + ", not to " + to_string(options.algorithm));
     }
+    check_pair_storage(options.algorithm, options.pair_storage);
     return;  // the rest is checked by fit_discrete
   }
   const DiscreteOptions& discrete = options.discrete;

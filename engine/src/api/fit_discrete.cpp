@@ -97,8 +97,14 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
     // The pairs are scored on the requested threads (generic_linkage.hpp).
     detail::RunArena arena(options.threads);
     MergeTree tree;
-    arena.execute([&] { tree = run_greedy(encoded, options.algorithm); });
+    const std::size_t budget =
+        options.max_memory > 0 ? options.max_memory : default_memory_budget();
+    PairStorage used = PairStorage::automatic;
+    arena.execute([&] {
+      tree = run_greedy(encoded, options.algorithm, budget, options.pair_storage, &used);
+    });
     result.threads = arena.threads();
+    if (options.algorithm == Algorithm::greedy_rate1) result.pair_storage = used;
     result.particles.push_back(Particle{0.0, 1.0, std::move(tree)});
     result.best = 0;
   }

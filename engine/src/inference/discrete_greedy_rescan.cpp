@@ -4,12 +4,15 @@
 #include <limits>
 #include <vector>
 
+#include "../scheduler/parallel_for.hpp"
 #include "best_live_pair.hpp"
 #include "kingman/error.hpp"
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/discrete_merge_time.hpp"
+#include "kingman/inference/greedy.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 #include "kingman/model/discrete_messages.hpp"
+#include "pair_storage_choice.hpp"
 
 namespace kingman {
 
@@ -59,13 +62,51 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm) {
   return tree;
 }
 
-MergeTree run_greedy(const DiscreteData& data, Algorithm algorithm) {
+namespace {
+
+// The data's messages (d K doubles and d flags per slot) and the per-slot records every path
+// keeps.
+double base_bytes_of(const DiscreteData& data) {
+  const double n = static_cast<double>(data.n), d = static_cast<double>(data.d);
+  return n * d * (8.0 * static_cast<double>(data.categories) + 1.0) + 128.0 * n;
+}
+
+}  // namespace
+
+PairStorage greedy_rate1_storage(const DiscreteData& data, std::size_t threads,
+                                 std::size_t memory_budget, PairStorage requested) {
+  const double base = base_bytes_of(data);
+  const detail::PairStorageNeeds needs{
+      detail::pair_cache_bytes(data.n) + base,
+      base + static_cast<double>(greedy_rate1_bounded_bytes(data.n, threads))};
+  // A discrete pair's score is a merge-time search over the columns: the bounded path's
+  // rescored rows cost more than reading the cache, so it runs only where the cache does not
+  // fit.
+  return detail::choose_pair_storage(data.n, needs, memory_budget, requested, false);
+}
+
+MergeTree run_greedy(const DiscreteData& data, Algorithm algorithm, std::size_t memory_budget,
+                     PairStorage storage, PairStorage* used) {
   switch (algorithm) {
-    case Algorithm::greedy_rate1:
-      return greedy_rate1(data);
+    case Algorithm::greedy_rate1: {
+      const PairStorage chosen =
+          greedy_rate1_storage(data, detail::loop_thread_count(), memory_budget, storage);
+      if (used) *used = chosen;
+      return chosen == PairStorage::full ? greedy_rate1(data) : greedy_rate1_bounded(data);
+    }
     case Algorithm::greedy_minduration:
-    case Algorithm::greedy_maxprob:
+    case Algorithm::greedy_maxprob: {
+      check_pair_storage(algorithm, storage);
+      // No pair cache: each step rescores the live pairs row by row.
+      const double need = base_bytes_of(data);
+      if (need > static_cast<double>(memory_budget)) {
+        throw ResourceError(to_string(algorithm) + " on " + std::to_string(data.n) +
+                            " points needs " + format_bytes(need) +
+                            " for its messages, more than the memory budget (--max-memory) of " +
+                            format_bytes(static_cast<double>(memory_budget)));
+      }
       return greedy_rescan(data, algorithm);
+    }
     case Algorithm::mgreedy:
       throw OptionError(
           "algorithm mgreedy uses the Brownian model's log-scale merge-time mode and has no "

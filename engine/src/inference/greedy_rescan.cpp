@@ -11,6 +11,7 @@
 #include "../scheduler/parallel_for.hpp"
 #include "best_live_pair.hpp"
 #include "condensed_index.hpp"
+#include "pair_storage_choice.hpp"
 
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
@@ -113,14 +114,10 @@ double base_bytes_of(std::size_t n, std::size_t d) {
          64.0 * static_cast<double>(n);
 }
 
-double pair_cache_bytes_of(std::size_t n) {
-  return 0.5 * static_cast<double>(n) * (static_cast<double>(n) - 1.0) * sizeof(double);
-}
-
 }  // namespace
 
 std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d) {
-  return static_cast<std::size_t>(pair_cache_bytes_of(n) + base_bytes_of(n, d));
+  return static_cast<std::size_t>(detail::pair_cache_bytes(n) + base_bytes_of(n, d));
 }
 
 bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t threads) {
@@ -134,33 +131,12 @@ bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t thre
 
 PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
                                  std::size_t memory_budget, PairStorage requested) {
-  const double budget = static_cast<double>(memory_budget);
-  const double full_bytes = pair_cache_bytes_of(n) + base_bytes_of(n, d);
-  const double bounded_bytes =
-      base_bytes_of(n, d) + static_cast<double>(greedy_rate1_bounded_bytes(n, threads));
-  PairStorage storage = requested;
-  if (storage == PairStorage::automatic) {
-    storage = full_bytes <= budget && !greedy_rate1_prefers_bounded(n, d, threads)
-                  ? PairStorage::full
-                  : PairStorage::bounded;
-    // Preferred but too large where the full cache fits (a row per thread on very many threads
-    // can outweigh the n^2/2 scores): the full cache.
-    if (storage == PairStorage::bounded && bounded_bytes > budget && full_bytes <= budget)
-      storage = PairStorage::full;
-  }
-  const bool full = storage == PairStorage::full;
-  const double need = full ? full_bytes : bounded_bytes;
-  if (need > budget) {
-    throw ResourceError(
-        "greedy-rate1 on " + std::to_string(n) + " points needs " + format_bytes(need) +
-        (full ? " with its full pair cache (--pair-storage full)"
-              : " even without its pair cache (its best partners per cluster and "
-                "a row per thread)") +
-        ", more than the memory budget (--max-memory) of " + format_bytes(budget) +
-        (full ? "; with --pair-storage bounded it needs " + format_bytes(bounded_bytes)
-              : std::string()));
-  }
-  return storage;
+  const double base = base_bytes_of(n, d);
+  const detail::PairStorageNeeds needs{
+      detail::pair_cache_bytes(n) + base,
+      base + static_cast<double>(greedy_rate1_bounded_bytes(n, threads))};
+  return detail::choose_pair_storage(n, needs, memory_budget, requested,
+                                     greedy_rate1_prefers_bounded(n, d, threads));
 }
 
 void check_pair_storage(Algorithm algorithm, PairStorage storage) {
@@ -183,7 +159,7 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                                        : greedy_rate1_bounded(data, leaf_variance);
   }
   check_pair_storage(algorithm, storage);
-  const double cache_bytes = pair_cache_bytes_of(data.n);
+  const double cache_bytes = detail::pair_cache_bytes(data.n);
   const double base_bytes = base_bytes_of(data.n, data.d);
   if (cache_bytes + base_bytes > static_cast<double>(memory_budget)) {
     const double bounded_bytes =
