@@ -46,4 +46,11 @@ struct FitResult {
 // Runs the chosen algorithm. Throws InputError/OptionError/ResourceError with a clear message.
 FitResult fit(const Table& data, const FitOptions& options);
 
+// The bytes an SMC fit (options.algorithm an SMC algorithm) of `data` is checked against the
+// memory budget for before it starts: its pair caches, step tables and particles, with the
+// clusters of particles that resample as the default --ess-threshold does. While it runs the
+// clusters are held to the budget less the rest; a run whose particles share fewer clusters
+// (a lower --ess-threshold) may then stop with ResourceError instead of passing it.
+std::size_t smc_memory_bytes(const Table& data, const FitOptions& options);
+
 }  // namespace kingman

@@ -18,6 +18,7 @@
 #include "kingman/model/covariance.hpp"
 #include "kingman/model/numeric_range.hpp"
 #include "kingman/model/tree_likelihood.hpp"
+#include "smc_memory.hpp"
 
 namespace kingman {
 
@@ -176,44 +177,72 @@ std::size_t memory_budget(const FitOptions& options) {
   return options.max_memory > 0 ? options.max_memory : default_memory_budget();
 }
 
-// SMC keeps the leaf-pair cache (MPost2: two values per pair; the race has none) and, per
-// particle, O(n d) for its live clusters' messages and pair rows; refuse before allocating if
-// that cannot fit.
-void check_smc_memory(const Table& data, const FitOptions& options, std::size_t budget) {
+// SMC keeps the leaf-pair cache (MPost2: two values per pair; the race has none), its step
+// tables, and per particle its lists and its clusters' messages and rows (smc_memory.hpp).
+detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& options) {
   const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
+  const double particles = static_cast<double>(options.particles);
   // The leaf-pair cache (pair_cache.hpp): none for the race and PriorPrior; MPost2 keeps
   // distances and weights, and with leaf sums the weights by columns too.
   const bool leaf_sums = mpost2_uses_leaf_sums(options.mpost2_row_sums, data.rows);
   double per_pair = options.algorithm == Algorithm::mpost2 ? (leaf_sums ? 24.0 : 16.0) : 8.0;
   // Data with missing entries take the per-dimension system (missing_smc.cpp), which keeps no
-  // pair cache; its nodes hold a mean and a variance per dimension (2d, as counted below).
+  // pair cache but the law-proposal system's step tables; its nodes hold a mean and a variance
+  // per dimension (2d, as counted below).
   if (options.algorithm == Algorithm::race || options.algorithm == Algorithm::priorprior ||
       data.has_missing())
     per_pair = 0.0;
-  double cache = 0.5 * n * (n - 1.0) * per_pair;
+  detail::SmcMemory memory;
+  memory.fixed = 0.5 * n * (n - 1.0) * per_pair;
   // PostPost and MPost1 share a step's pair kernels in a table over the clusters that several
   // states list (at most 2n of them), within a fixed size (step_pair_tails.hpp).
   if ((options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) &&
       !data.has_missing()) {
-    cache += std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
-                      2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
+    memory.fixed +=
+        std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
+                 2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
   }
-  double particles = static_cast<double>(options.particles) * n * (2.0 * d + 16.0) * 8.0;
+  if (data.has_missing()) {
+    memory.fixed += detail::law_proposal_table_bytes(
+        options.algorithm, data.rows, options.particles, detail::run_threads(options.threads));
+  }
+  // Per particle and point: two live lists, a merge of its history, its result tree twice.
+  memory.fixed += particles * n * 96.0;
+  // The race: each particle's rows of listed clocks, in two generations (race_engine.hpp).
+  if (options.algorithm == Algorithm::race) memory.fixed += particles * n * 2.0 * 96.0;
+  // PriorPost, PostPost, MPost1 and MPost2 on complete data: each thread's candidates (scores,
+  // weights and the pairs' distances and offsets where the proposal reads them).
+  if (!data.has_missing() && options.algorithm != Algorithm::race &&
+      options.algorithm != Algorithm::priorprior)
+    memory.fixed +=
+        static_cast<double>(detail::run_threads(options.threads)) * 0.5 * n * (n - 1.0) * 32.0;
+  memory.clusters = particles * n * (2.0 * d * 8.0 + 32.0);
   // MPost2 on missing entries: each cluster keeps two terms per partner of smaller id
   // (missing_smc.cpp), up to 2n of them.
   if (data.has_missing() && options.algorithm == Algorithm::mpost2)
-    particles += static_cast<double>(options.particles) * n * (2.0 * n) * 2.0 * 8.0;
-  if (cache + particles > static_cast<double>(budget)) {
-    throw ResourceError(to_string(options.algorithm) + " with " +
-                        std::to_string(options.particles) + " particles on " +
-                        std::to_string(data.rows) + " x " + std::to_string(data.cols) +
-                        " needs about " + format_bytes(cache + particles) +
-                        ", more than the memory budget (--max-memory) of " +
-                        format_bytes(static_cast<double>(budget)));
+    memory.clusters += particles * n * (2.0 * n) * 2.0 * 8.0;
+  return memory;
+}
+
+// Refuses, before anything is allocated, an SMC run whose memory cannot fit the budget.
+void check_smc_memory(const FitOptions& options, std::size_t rows, std::size_t cols,
+                      const detail::SmcMemory& memory, std::size_t budget) {
+  if (memory.total() > static_cast<double>(budget)) {
+    throw ResourceError(
+        to_string(options.algorithm) + " with " + std::to_string(options.particles) +
+        " particles on " + std::to_string(rows) + " x " + std::to_string(cols) + " needs about " +
+        format_bytes(memory.total()) + ", more than the memory budget (--max-memory) of " +
+        format_bytes(static_cast<double>(budget)));
   }
 }
 
 }  // namespace
+
+std::size_t smc_memory_bytes(const Table& data, const FitOptions& options) {
+  if (options.likelihood != Likelihood::brownian)
+    return detail::discrete_smc_memory_bytes(data, options);
+  return static_cast<std::size_t>(brownian_smc_memory(data, options).total());
+}
 
 FitResult fit(const Table& data, const FitOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -236,7 +265,11 @@ FitResult fit(const Table& data, const FitOptions& options) {
   const Algorithm tree_algorithm = smc ? Algorithm::greedy_rate1 : options.algorithm;
   MergeTree tree;
   const std::size_t budget = memory_budget(options);
-  if (smc) check_smc_memory(data, options, budget);
+  detail::SmcMemory smc_memory;
+  if (smc) {
+    smc_memory = brownian_smc_memory(data, options);
+    check_smc_memory(options, data.rows, data.cols, smc_memory, budget);
+  }
   // The greedy trees score their pairs on the requested threads (generic_linkage.hpp); the
   // tree does not depend on how many.
   detail::RunArena greedy_arena(options.threads);
@@ -277,6 +310,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
     smc_options.ess_threshold = options.ess_threshold;
     smc_options.mpost2_row_sums = options.mpost2_row_sums;
     smc_options.verbose = options.verbose;
+    smc_options.max_cluster_bytes = smc_memory.cluster_budget(budget);
     check_smc_scale(
         whitened.x.data(), whitened.n, whitened.d,
         brownian.covariance == CovarianceKind::identity

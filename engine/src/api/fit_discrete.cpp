@@ -11,6 +11,7 @@
 #include "kingman/memory_budget.hpp"
 #include "kingman/model/discrete_data.hpp"
 #include "kingman/model/discrete_tree_likelihood.hpp"
+#include "smc_memory.hpp"
 
 namespace kingman::detail {
 
@@ -22,13 +23,22 @@ bool is_discrete_smc(Algorithm algorithm) {
 }
 
 // SMC keeps, per particle, at most n live clusters of d * K message doubles and d flags (plus
-// pointers); refuse before allocating if that cannot fit.
-void check_smc_memory(const DiscreteData& data, const FitOptions& options) {
-  const std::size_t budget = options.max_memory > 0 ? options.max_memory : default_memory_budget();
+// pointers), and PostPost the law-proposal system's step tables (smc_memory.hpp); refuse
+// before allocating if that cannot fit.
+double smc_bytes(const DiscreteData& data, const FitOptions& options) {
   const double per_cluster =
       static_cast<double>(data.d) * (8.0 * static_cast<double>(data.categories) + 1.0) + 96.0;
-  const double bytes =
-      static_cast<double>(options.particles) * static_cast<double>(data.n) * (per_cluster + 48.0);
+  // The race's rows of listed clocks, in two generations (race_engine.hpp).
+  const double rows = options.algorithm == Algorithm::race ? 2.0 * 96.0 : 0.0;
+  return static_cast<double>(options.particles) * static_cast<double>(data.n) *
+             (per_cluster + 48.0 + 96.0 + rows) +
+         law_proposal_table_bytes(options.algorithm, data.n, options.particles,
+                                  run_threads(options.threads));
+}
+
+void check_smc_memory(const DiscreteData& data, const FitOptions& options) {
+  const std::size_t budget = options.max_memory > 0 ? options.max_memory : default_memory_budget();
+  const double bytes = smc_bytes(data, options);
   if (bytes > static_cast<double>(budget)) {
     std::string message = to_string(options.algorithm);
     message += " with ";
@@ -118,6 +128,11 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
               << "\n";
   }
   return result;
+}
+
+std::size_t discrete_smc_memory_bytes(const Table& data, const FitOptions& options) {
+  const DiscreteData encoded = encode_discrete(data, options.likelihood, options.discrete);
+  return static_cast<std::size_t>(smc_bytes(encoded, options));
 }
 
 }  // namespace kingman::detail

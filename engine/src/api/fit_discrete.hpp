@@ -8,4 +8,7 @@ namespace kingman::detail {
 // OptionError for SMC algorithms (not yet available), mgreedy and Brownian-only options.
 FitResult fit_discrete(const Table& data, const FitOptions& options);
 
+// smc_memory_bytes for the binary / multinomial likelihood.
+std::size_t discrete_smc_memory_bytes(const Table& data, const FitOptions& options);
+
 }  // namespace kingman::detail

@@ -38,6 +38,11 @@ struct SmcOptions {
   // only: the total changes far below its rounding, and such a pair would be drawn with
   // probability below 1e-20.
   bool skip_negligible_pairs = true;
+  // Bytes the clusters the steps make may hold (fit passes --max-memory less what it counts for
+  // the rest); 0 leaves them unchecked. Checked as they grow, where a cluster carries a row per
+  // partner (PriorPost, PostPost, MPost1, MPost2; on data with missing entries MPost2): without
+  // resampling the particles share none of them. A run that would pass it throws ResourceError.
+  std::size_t max_cluster_bytes = 0;
   bool verbose = false;  // progress lines on stderr
 };
 

@@ -18,9 +18,12 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "../../scheduler/parallel_for.hpp"
+#include "kingman/error.hpp"
+#include "kingman/memory_budget.hpp"
 
 namespace kingman::detail {
 
@@ -36,6 +39,17 @@ template <typename Node>
 class ClusterPool {
  public:
   explicit ClusterPool(bool reuse = false) : reuse_(reuse) {}
+
+  // Caps what the step-made clusters may hold at `budget` bytes, each counted as `node_bytes`
+  // (an upper bound on one cluster with its buffers); 0 leaves them unchecked. Without
+  // resampling the particles share no clusters, and where a cluster carries a row per partner
+  // they then hold O(n^2) numbers each, beyond any estimate made before the run: before a step
+  // that could pass the cap the pool sweeps (and frees its spares), and if the clusters still
+  // listed leave no room for the step's new ones, collect_if_due throws ResourceError.
+  void limit(std::size_t node_bytes, std::size_t budget) {
+    node_bytes_ = node_bytes;
+    budget_ = budget;
+  }
 
   // A cluster freed by an earlier sweep, or null when none is left (always null without reuse).
   // Its fields hold stale values for the caller to overwrite. Not thread-safe: take spares
@@ -76,7 +90,33 @@ class ClusterPool {
   template <typename LiveOf>
   void collect_if_due(std::size_t clusters_per_step, std::size_t particle_count,
                       const LiveOf& live_of) {
-    if (merged_.size() < 2 * kept_ + clusters_per_step) return;
+    if (!over_budget(clusters_per_step) && merged_.size() < 2 * kept_ + clusters_per_step) return;
+    sweep(particle_count, live_of);
+    if (over_budget(clusters_per_step)) {
+      spare_.clear();
+      if (over_budget(clusters_per_step)) {
+        throw ResourceError(
+            "SMC: the particles' clusters would need more than the memory left to them by the "
+            "budget (--max-memory), " +
+            format_bytes(static_cast<double>(budget_)) + ", with " +
+            std::to_string(merged_.size()) +
+            " clusters still listed; give it more memory, or let the particles resample more "
+            "often, which shares clusters between them (a higher --ess-threshold), or run "
+            "fewer --particles");
+      }
+    }
+  }
+
+ private:
+  // Whether the clusters held, and a step's new ones, could pass the cap.
+  bool over_budget(std::size_t clusters_per_step) const {
+    if (budget_ == 0) return false;
+    const double held = static_cast<double>(merged_.size() + spare_.size() + clusters_per_step);
+    return held * static_cast<double>(node_bytes_) > static_cast<double>(budget_);
+  }
+
+  template <typename LiveOf>
+  void sweep(std::size_t particle_count, const LiveOf& live_of) {
     const std::uint64_t epoch = ++epoch_;
     // Lists may differ in length (PriorPrior's shared bases and short patch lists): their mean.
     std::size_t listed = 0;
@@ -102,6 +142,7 @@ class ClusterPool {
     kept_ = merged_.size();
   }
 
+ public:
   // Clusters in use (kept or made since the last sweep); spares are not counted.
   std::size_t size() const { return permanent_.size() + merged_.size(); }
   std::size_t spare_count() const { return spare_.size(); }
@@ -119,6 +160,7 @@ class ClusterPool {
   std::vector<Node> block_;  // keep_block's
   std::size_t kept_ = 0;     // merged clusters kept by the last sweep
   std::uint64_t epoch_ = 0;
+  std::size_t node_bytes_ = 0, budget_ = 0;  // limit()'s
 };
 
 }  // namespace kingman::detail

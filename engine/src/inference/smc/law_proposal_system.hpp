@@ -119,6 +119,8 @@ class LawProposalSystem final : public ParticleSystem {
     std::vector<const Node*> leaves;
     for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
     for (State& p : particles_) p.live = leaves;
+    if constexpr (requires { model_.node_bytes(proposal_); })
+      pool_.limit(model_.node_bytes(proposal_), options.max_cluster_bytes);
   }
 
   void extend(std::size_t step, std::span<double> log_alpha) override {

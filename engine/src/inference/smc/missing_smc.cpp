@@ -154,6 +154,14 @@ class MissingProposalModel : public MissingDataModel {
             std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest * lambda_max)),
         mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest)) {}
 
+  // An upper bound on one merged cluster's bytes: its node, mean and variance, and under MPost2
+  // its two terms per partner of smaller id (up to 2n ids), with the allocator's overhead.
+  std::size_t node_bytes(Algorithm proposal) const {
+    const std::size_t n = leaf_count(), d = dims();
+    return sizeof(Node) + 2 * d * sizeof(double) +
+           (proposal == Algorithm::mpost2 ? 4 * n * sizeof(double) : 0) + 96;
+  }
+
   // log Z_C for a merge at t (PriorPost scores every pair so).
   double log_likelihood(Scratch& /*scratch*/, const Node& a, const Node& b, double t) const {
     return log_local_likelihood(a.view(), b.view(), dims(), t, log_lambda_diagonal());

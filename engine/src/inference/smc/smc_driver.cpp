@@ -110,6 +110,10 @@ class ProposalSystem final : public detail::ParticleSystem {
         particles_(options.particles),
         sources_(options.particles) {
     context_.skip_negligible_pairs = options.skip_negligible_pairs;
+    // A merged cluster: its node, mean and a row over the smaller node ids (distances, or
+    // MPost2's pair weights), with the allocator's overhead per buffer.
+    pool_.limit(sizeof(detail::Mpost2ClusterNode) + sizeof(double) * (data.d + 2 * data.n) + 64,
+                options.max_cluster_bytes);
     // Leaves are shared by every particle, in one block of the pool.
     std::vector<detail::ClusterNode> leaf_nodes(data.n);
     for (std::size_t i = 0; i < data.n; ++i) {

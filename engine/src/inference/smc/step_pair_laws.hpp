@@ -31,16 +31,19 @@
 
 namespace kingman::detail {
 
+// Slot and law memory beyond which a step does without sharing; a law's memory, roughly (its
+// panels and their running sums), for that budget.
+inline constexpr std::size_t kStepLawTableBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kStepLawBytes = 2048;
+
 template <class Model>
 class StepPairLaws {
  public:
   using Node = typename Model::Node;
   using Law = typename Model::Law;
 
-  // Slot and law memory beyond which a step does without sharing.
-  static constexpr std::size_t kLargestTableBytes = std::size_t{64} << 20;
-  // A law's memory, roughly (its panels and their running sums), for that budget.
-  static constexpr std::size_t kLawBytes = 2048;
+  static constexpr std::size_t kLargestTableBytes = kStepLawTableBytes;
+  static constexpr std::size_t kLawBytes = kStepLawBytes;
   static constexpr std::uint32_t kNoIndex = UINT32_MAX;
 
   // The model (law_proposal_system.hpp) supplies, besides Node, Law and Scratch:

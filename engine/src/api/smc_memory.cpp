@@ -1,0 +1,44 @@
+#include "smc_memory.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "../inference/smc/law_proposal_system.hpp"
+
+namespace kingman::detail {
+
+std::size_t SmcMemory::cluster_budget(std::size_t budget) const {
+  const double left = static_cast<double>(budget) - fixed;
+  // At least one byte: 0 would leave the clusters unchecked.
+  return left >= 1.0 ? static_cast<std::size_t>(left) : 1;
+}
+
+double law_proposal_table_bytes(Algorithm algorithm, std::size_t n, std::size_t particles,
+                                std::size_t threads) {
+  if (algorithm != Algorithm::postpost && algorithm != Algorithm::mpost1 &&
+      algorithm != Algorithm::mpost2)
+    return 0.0;
+  const double pairs = 0.5 * static_cast<double>(n) * (static_cast<double>(n) - 1.0);
+  const double cap = static_cast<double>(law_proposals::kScoreBudgetBytes);
+  // Shared groups' log masses and cumulative weights, two doubles per pair.
+  double bytes = std::min(cap, 0.5 * static_cast<double>(particles) * pairs * 16.0);
+  // A group of one particle's masses and cumulative weights, per thread.
+  bytes += static_cast<double>(threads) * pairs * 16.0;
+  if (algorithm == Algorithm::postpost) {
+    // The needed pairs, a byte per group and pair within the cap.
+    bytes += std::min(cap, static_cast<double>(particles) * pairs);
+    // The shared laws and their slots: up to the table's cap (laws counted at kLawBytes),
+    // about two pairs' worth per pair of the up to 2n clusters the states list.
+    const double clusters = 2.0 * static_cast<double>(n);
+    bytes += std::min(static_cast<double>(kStepLawTableBytes),
+                      0.5 * clusters * clusters * (64.0 + static_cast<double>(kStepLawBytes)));
+  }
+  return bytes;
+}
+
+std::size_t run_threads(int threads) {
+  if (threads > 0) return static_cast<std::size_t>(threads);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace kingman::detail

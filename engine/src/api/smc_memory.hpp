@@ -1,0 +1,32 @@
+#pragma once
+// What an SMC run's memory is counted as, before it starts (the check against --max-memory)
+// and while it runs (the cap on the clusters its steps make, cluster_pool.hpp).
+#include <cstddef>
+
+#include "kingman/options.hpp"
+
+namespace kingman::detail {
+
+struct SmcMemory {
+  // Reached whatever the resampling: pair caches, step tables, the particles' lists and
+  // histories, the results.
+  double fixed = 0.0;
+  // The clusters the steps make, for particles that share them by resampling as the default
+  // --ess-threshold does (each particle's own: n - 1 of them).
+  double clusters = 0.0;
+  double total() const { return fixed + clusters; }
+  // What the clusters may hold at most within `budget`: the budget less the fixed part.
+  std::size_t cluster_budget(std::size_t budget) const;
+};
+
+// The step tables of the law-proposal system (law_proposal_system.hpp, step_pair_laws.hpp) for
+// PostPost, MPost1 and MPost2 on n points: the scores of the groups of several particles (at
+// most half the particles) in batches within their cap, PostPost's needed pairs and shared
+// laws within theirs, and each thread's scores of a group of one particle.
+double law_proposal_table_bytes(Algorithm algorithm, std::size_t n, std::size_t particles,
+                                std::size_t threads);
+
+// The threads a run with `threads` requested (0: all cores) uses.
+std::size_t run_threads(int threads);
+
+}  // namespace kingman::detail

@@ -1,0 +1,83 @@
+// An SMC fit within the smallest budget fit() accepts for it (smc_memory_bytes) never holds
+// more heap than that budget: with the default resampling it finishes, and without resampling
+// (the particles then share no clusters, whose rows grow to O(n) numbers each) it either
+// finishes or stops with ResourceError before passing it. Brownian data complete and with
+// missing entries, and binary data, every SMC algorithm.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <span>
+#include <string>
+
+#include "heap_counter.hpp"
+#include "kingman/api.hpp"
+#include "kingman/error.hpp"
+
+namespace kingman {
+namespace {
+
+enum class Data { complete, missing, binary };
+
+Table table_of(Data kind, std::size_t n, std::size_t d, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Table t;
+  t.rows = n;
+  t.cols = d;
+  t.source = "random";
+  t.values.resize(n * d);
+  for (double& v : t.values) {
+    v = normal(engine);
+    if (kind == Data::missing && engine() % 10 == 0) v = std::nan("");
+    if (kind == Data::binary) v = v > 0.3 ? 1.0 : 0.0;
+  }
+  return t;
+}
+
+TEST(SmcMemory, RunsStayWithinTheBudgetTheyAreGranted) {
+  const Algorithm brownian[] = {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
+                                Algorithm::mpost1,     Algorithm::mpost2,    Algorithm::race};
+  const Algorithm binary[] = {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
+                              Algorithm::race};
+  unsigned seed = 20;
+  for (Data kind : {Data::complete, Data::missing, Data::binary}) {
+    const Table table = table_of(kind, 80, 6, ++seed);
+    for (Algorithm algorithm : kind == Data::binary ? std::span<const Algorithm>(binary)
+                                                    : std::span<const Algorithm>(brownian)) {
+      for (double ess_threshold : {0.5, 0.0}) {
+        FitOptions options;
+        options.algorithm = algorithm;
+        options.particles = 32;
+        options.threads = 2;
+        options.ess_threshold = ess_threshold;
+        options.brownian.covariance = CovarianceKind::identity;
+        if (kind == Data::binary) options.likelihood = Likelihood::binary;
+        options.max_memory = smc_memory_bytes(table, options);
+        const std::string what = to_string(algorithm) + " on " +
+                                 (kind == Data::complete  ? "complete"
+                                  : kind == Data::missing ? "missing"
+                                                          : "binary") +
+                                 " data, ESS threshold " + std::to_string(ess_threshold);
+        const std::size_t before = testing_support::live_heap_bytes();
+        testing_support::reset_peak_heap_bytes();
+        bool finished = true;
+        try {
+          fit(table, options);
+        } catch (const ResourceError& e) {
+          finished = false;
+          EXPECT_NE(std::string(e.what()).find("--ess-threshold"), std::string::npos) << e.what();
+        }
+        const std::size_t peak = testing_support::peak_heap_bytes() - before;
+        EXPECT_LE(peak, options.max_memory) << what;
+        if (ess_threshold > 0.0) {
+          EXPECT_TRUE(finished) << what;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kingman
