@@ -202,20 +202,28 @@ class BruteForceGreedy {
   std::vector<Real> ua_, ub_, both_;  // scratch of log_z
 };
 
+// A table of values drawn uniformly from 0..K-1, about `missing` of them missing, from `engine`;
+// rows may repeat.
+Table draw_table(std::size_t n, std::size_t d, std::size_t k, double missing,
+                 std::mt19937_64& engine) {
+  std::uniform_int_distribution<int> value(0, static_cast<int>(k) - 1);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Table t;
+  t.rows = n;
+  t.cols = d;
+  t.source = "random";
+  t.values.resize(n * d);
+  for (double& v : t.values) v = unit(engine) < missing ? kNaN : value(engine);
+  return t;
+}
+
 // A random table in 0..K-1 with some entries missing, redrawn until no two rows agree on every
 // column both observe (such pairs merge at height 0, all tied, so the data would test the
 // tie-break rule rather than the optimizer).
 Table random_table(std::size_t n, std::size_t d, std::size_t k, double missing, unsigned seed) {
   std::mt19937_64 engine(seed);
-  std::uniform_int_distribution<int> value(0, static_cast<int>(k) - 1);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (;;) {
-    Table t;
-    t.rows = n;
-    t.cols = d;
-    t.source = "random";
-    t.values.resize(n * d);
-    for (double& v : t.values) v = unit(engine) < missing ? kNaN : value(engine);
+    Table t = draw_table(n, d, k, missing, engine);
     bool distinct = true;
     for (std::size_t a = 0; a < n && distinct; ++a) {
       for (std::size_t b = a + 1; b < n && distinct; ++b) {
@@ -363,15 +371,7 @@ TEST(DiscreteGreedy, SameTreeForOneTwoAndFourThreads) {
 Table table_with_duplicates(std::size_t n, std::size_t d, std::size_t k, double missing,
                             unsigned seed) {
   std::mt19937_64 engine(seed);
-  std::uniform_int_distribution<int> value(0, static_cast<int>(k) - 1);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  Table t;
-  t.rows = n;
-  t.cols = d;
-  t.source = "random";
-  t.values.resize(n * d);
-  for (double& v : t.values) v = unit(engine) < missing ? kNaN : value(engine);
-  return t;
+  return draw_table(n, d, k, missing, engine);
 }
 
 // Greedy-Rate1's bounded path (bounded_linkage.hpp: each cluster's k best partners, rows

@@ -31,14 +31,15 @@ WhitenedData random_data(std::size_t n, std::size_t d, unsigned seed) {
   return data;
 }
 
-// The smallest budget (to 1 KiB) for which greedy_rate1_storage grants `storage`.
-std::size_t smallest_budget(std::size_t n, std::size_t d, std::size_t threads,
-                            PairStorage storage) {
+// The smallest budget (to 1 KiB) that `grants(budget)` accepts (it throws ResourceError
+// below).
+template <typename Grants>
+std::size_t smallest_budget(const Grants& grants) {
   std::size_t refused = 0, granted = std::size_t{1} << 40;
   while (granted - refused > 1024) {
     const std::size_t middle = refused + (granted - refused) / 2;
     try {
-      greedy_rate1_storage(n, d, threads, middle, storage);
+      grants(middle);
       granted = middle;
     } catch (const ResourceError&) {
       refused = middle;
@@ -51,45 +52,57 @@ struct Measured {
   std::size_t budget, peak;
 };
 
-// Runs Greedy-Rate1 with `storage` on `threads` threads within the smallest budget granted for
-// it, and reports that budget and the most heap the run held beyond what was live before.
-Measured run_at_smallest_budget(const WhitenedData& data, std::size_t threads,
-                                PairStorage storage) {
-  const std::size_t budget = smallest_budget(data.n, data.d, threads, storage);
+// Runs Greedy-Rate1 (`run(budget, used)`, with `storage`) on `threads` threads within the
+// smallest budget `grants` accepts, and reports that budget and the most heap the run held
+// beyond what was live before.
+template <typename Grants, typename Run>
+Measured run_at_smallest_budget(std::size_t threads, PairStorage storage, std::size_t n,
+                                const Grants& grants, const Run& run) {
+  const std::size_t budget = smallest_budget(grants);
   Measured measured{budget, 0};
   tbb::task_arena arena(static_cast<int>(threads));
   arena.execute([&] {
     const std::size_t before = testing_support::live_heap_bytes();
     testing_support::reset_peak_heap_bytes();
     PairStorage used = PairStorage::automatic;
-    const MergeTree tree = run_greedy(data, 0.0, Algorithm::greedy_rate1, budget, storage, &used);
+    const MergeTree tree = run(budget, used);
     measured.peak = testing_support::peak_heap_bytes() - before;
     EXPECT_EQ(used, storage);
-    EXPECT_EQ(tree.merges.size(), data.n - 1);
+    EXPECT_EQ(tree.merges.size(), n - 1);
   });
   return measured;
+}
+
+// The same for Brownian data.
+Measured run_at_smallest_budget(const WhitenedData& data, std::size_t threads,
+                                PairStorage storage) {
+  return run_at_smallest_budget(
+      threads, storage, data.n,
+      [&](std::size_t budget) { greedy_rate1_storage(data.n, data.d, threads, budget, storage); },
+      [&](std::size_t budget, PairStorage& used) {
+        return run_greedy(data, 0.0, Algorithm::greedy_rate1, budget, storage, &used);
+      });
+}
+
+// On 1 and 2 threads the run holds no more than its budget, and the budget is not padded
+// beyond use (the pair scores or the lists take most of it).
+void expect_within_granted_budget(const WhitenedData& data, PairStorage storage) {
+  for (std::size_t threads : {1, 2}) {
+    const Measured m = run_at_smallest_budget(data, threads, storage);
+    EXPECT_LE(m.peak, m.budget) << threads << " threads: peak " << m.peak << " bytes";
+    EXPECT_GT(m.peak, m.budget / 2) << threads << " threads: peak " << m.peak << " bytes";
+  }
 }
 
 // The bounded path's candidate lists are most of its memory (about 900 bytes per point with
 // the default 32 candidates): a list that outgrew its reserved k + 1 entries, as each one did
 // while the initial lists were built by tiles (8b69f71), doubled them and broke the budget.
 TEST(PairStorageMemory, BoundedPathStaysWithinTheBudgetItIsGranted) {
-  const WhitenedData data = random_data(6000, 8, 5);
-  for (std::size_t threads : {1, 2}) {
-    const Measured m = run_at_smallest_budget(data, threads, PairStorage::bounded);
-    EXPECT_LE(m.peak, m.budget) << threads << " threads: peak " << m.peak << " bytes";
-    // And the estimate is not padded beyond use: the lists alone take most of it.
-    EXPECT_GT(m.peak, m.budget / 2) << threads << " threads: peak " << m.peak << " bytes";
-  }
+  expect_within_granted_budget(random_data(6000, 8, 5), PairStorage::bounded);
 }
 
 TEST(PairStorageMemory, FullCacheStaysWithinTheBudgetItIsGranted) {
-  const WhitenedData data = random_data(3000, 8, 6);
-  for (std::size_t threads : {1, 2}) {
-    const Measured m = run_at_smallest_budget(data, threads, PairStorage::full);
-    EXPECT_LE(m.peak, m.budget) << threads << " threads: peak " << m.peak << " bytes";
-    EXPECT_GT(m.peak, m.budget / 2) << threads << " threads: peak " << m.peak << " bytes";
-  }
+  expect_within_granted_budget(random_data(3000, 8, 6), PairStorage::full);
 }
 
 // The binary / multinomial Greedy-Rate1 has both storages too (the same bounded linkage), each
@@ -108,28 +121,14 @@ TEST(PairStorageMemory, DiscreteGreedyStaysWithinTheBudgetItIsGranted) {
   const DiscreteData data = encode_discrete(table, Likelihood::multinomial, options);
   for (PairStorage storage : {PairStorage::full, PairStorage::bounded}) {
     for (std::size_t threads : {1, 2}) {
-      std::size_t refused = 0, granted = std::size_t{1} << 40;
-      while (granted - refused > 1024) {
-        const std::size_t middle = refused + (granted - refused) / 2;
-        try {
-          greedy_rate1_storage(data, threads, middle, storage);
-          granted = middle;
-        } catch (const ResourceError&) {
-          refused = middle;
-        }
-      }
-      tbb::task_arena arena(static_cast<int>(threads));
-      arena.execute([&] {
-        const std::size_t before = testing_support::live_heap_bytes();
-        testing_support::reset_peak_heap_bytes();
-        PairStorage used = PairStorage::automatic;
-        const MergeTree tree = run_greedy(data, Algorithm::greedy_rate1, granted, storage, &used);
-        const std::size_t peak = testing_support::peak_heap_bytes() - before;
-        EXPECT_EQ(used, storage);
-        EXPECT_EQ(tree.merges.size(), data.n - 1);
-        EXPECT_LE(peak, granted) << to_string(storage) << ", " << threads << " threads";
-        EXPECT_GT(peak, granted / 2) << to_string(storage) << ", " << threads << " threads";
-      });
+      const Measured m = run_at_smallest_budget(
+          threads, storage, data.n,
+          [&](std::size_t budget) { greedy_rate1_storage(data, threads, budget, storage); },
+          [&](std::size_t budget, PairStorage& used) {
+            return run_greedy(data, Algorithm::greedy_rate1, budget, storage, &used);
+          });
+      EXPECT_LE(m.peak, m.budget) << to_string(storage) << ", " << threads << " threads";
+      EXPECT_GT(m.peak, m.budget / 2) << to_string(storage) << ", " << threads << " threads";
     }
   }
 }
