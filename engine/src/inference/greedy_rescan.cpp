@@ -143,7 +143,7 @@ void check_pair_storage(Algorithm algorithm, PairStorage storage) {
   if (storage == PairStorage::bounded && is_greedy(algorithm) &&
       algorithm != Algorithm::greedy_rate1) {
     throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
-                      " rescores every live pair at every step and keeps them all; only "
+                      " rescores every live pair at every step; only "
                       "greedy-rate1 has a bounded path");
   }
 }
