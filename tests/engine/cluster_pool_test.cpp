@@ -57,6 +57,38 @@ TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
   EXPECT_EQ(leaf->id, -1);
 }
 
+// With a cap (limit), a step that could pass it makes the pool sweep early, even before it has
+// doubled, and let go of its spares; where the clusters still listed leave no room for the
+// step's new ones, collect_if_due throws ResourceError, and the listed clusters stay intact.
+TEST(ClusterPool, CapSweepsEarlyFreesSparesAndRefusesWhatCannotFit) {
+  int alive = 0;
+  ClusterPool<CountedNode> pool(/*reuse=*/true);
+  pool.limit(/*node_bytes=*/100, /*budget=*/1000);  // room for 10 clusters
+  std::vector<const CountedNode*> made;
+  for (int i = 0; i < 4; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  Lists lists = {{made[0], made[1], made[2], made[3]}};
+  // 4 held + 2 new: within the cap, and not due by the doubling rule after a first sweep.
+  pool.collect_if_due(2, lists.size(), live_of(lists));  // due (4 >= 2 * 0 + 2): keeps 4
+  ASSERT_EQ(pool.size(), 4u);
+  for (int i = 4; i < 8; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  lists = {{made[0], made[4], made[5]}};
+  // 8 held + 3 new = 11 > 10: swept early (8 < 2 * 4 + 3), 5 freed as spares; 3 listed + 5
+  // spares + 3 = 11 still over, so the spares go too.
+  pool.collect_if_due(3, lists.size(), live_of(lists));
+  EXPECT_EQ(pool.size(), 3u);
+  EXPECT_EQ(pool.spare_count(), 0u);
+  EXPECT_EQ(alive, 3);
+  // 9 listed + 2 new = 11: no room even after a sweep.
+  for (int i = 8; i < 14; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
+  lists = {{made[0], made[4], made[5], made[8], made[9], made[10], made[11], made[12], made[13]}};
+  EXPECT_THROW(pool.collect_if_due(2, lists.size(), live_of(lists)), ResourceError);
+  EXPECT_EQ(pool.size(), 9u);
+  for (const CountedNode* node : lists[0]) EXPECT_GE(node->id, 0);  // still readable
+  // Without a cap the same pool would simply have kept them.
+  pool.limit(100, 0);
+  EXPECT_NO_THROW(pool.collect_if_due(2, lists.size(), live_of(lists)));
+}
+
 // Block-kept clusters (the leaves) are recognised by address: a sweep never reads or marks
 // them, however many particles list them, and never frees them.
 TEST(ClusterPool, SweepPassesOverTheKeptBlockWithoutTouchingIt) {
