@@ -29,14 +29,14 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import find_program, machine_description, make_blobs, run_measured  # noqa: E402
 
-# greedy.hpp's thresholds (kBoundedFromPoints...), to print beside the measured crossover.
+# greedy.hpp's thresholds (kBoundedPathTiers: from threads, from points), to print beside the
+# measured crossover.
 REFERENCE_DIMS = 20
-FROM_POINTS_ONE_THREAD, FROM_POINTS, FROM_POINTS_MANY_THREADS, MANY_THREADS = 40000, 30000, 10000, 16
+TIERS = [(1, 40000), (2, 30000), (4, 10000), (8, 7000)]
 
 
 def rule_threshold(d, threads):
-    base = (FROM_POINTS_MANY_THREADS if threads >= MANY_THREADS
-            else FROM_POINTS if threads >= 2 else FROM_POINTS_ONE_THREAD)
+    base = [points for from_threads, points in TIERS if threads >= from_threads][-1]
     return base * max(d, REFERENCE_DIMS) / REFERENCE_DIMS
 
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -310,35 +311,40 @@ TEST(Greedy, MemoryBudgetRoutesOrRefuses) {
 
 TEST(Greedy, PairStorageIsChosenByTheRuleAndTheBudgetOrAsAsked) {
   const std::size_t d = 20, ample = std::size_t{1} << 40;
-  // Automatic: the full cache below the thresholds, the bounded path from them on.
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints - 1, d, 2, ample, PairStorage::automatic),
-            PairStorage::full);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, 2, ample, PairStorage::automatic),
-            PairStorage::bounded);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, 1, ample, PairStorage::automatic),
-            PairStorage::full);
-  EXPECT_EQ(
-      greedy_rate1_storage(kBoundedFromPointsOnOneThread, d, 1, ample, PairStorage::automatic),
-      PairStorage::bounded);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads, d, kManyThreads - 1, ample,
-                                 PairStorage::automatic),
-            PairStorage::full);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads, d, kManyThreads, ample,
-                                 PairStorage::automatic),
-            PairStorage::bounded);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPointsOnManyThreads - 1, d, 64, ample,
-                                 PairStorage::automatic),
-            PairStorage::full);
+  // Automatic: the full cache below each tier's points, the bounded path from them on, for
+  // the first and the last thread count of the tier; more threads never raise the threshold.
+  const std::size_t tiers = std::size(kBoundedPathTiers);
+  for (std::size_t t = 0; t < tiers; ++t) {
+    const BoundedPathTier tier = kBoundedPathTiers[t];
+    const std::size_t last_threads =
+        t + 1 < tiers ? kBoundedPathTiers[t + 1].from_threads - 1 : 4 * tier.from_threads;
+    if (t > 0) {
+      EXPECT_GT(tier.from_threads, kBoundedPathTiers[t - 1].from_threads);
+      EXPECT_LE(tier.from_points, kBoundedPathTiers[t - 1].from_points);
+    }
+    for (const std::size_t threads : {tier.from_threads, last_threads}) {
+      EXPECT_EQ(
+          greedy_rate1_storage(tier.from_points - 1, d, threads, ample, PairStorage::automatic),
+          PairStorage::full)
+          << threads << " threads";
+      EXPECT_EQ(greedy_rate1_storage(tier.from_points, d, threads, ample, PairStorage::automatic),
+                PairStorage::bounded)
+          << threads << " threads";
+    }
+  }
+  EXPECT_EQ(kBoundedPathTiers[0].from_threads, 1u);
+  const std::size_t two_thread_points = kBoundedPathTiers[1].from_points;
+  ASSERT_EQ(kBoundedPathTiers[1].from_threads, 2u);
   // More dimensions: the thresholds grow with d beyond the reference (the bounded path's
   // recomputation grows with d, the full cache's memory traffic does not).
   const std::size_t d5 = 5 * kBoundedReferenceDims;
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d5, 2, ample, PairStorage::automatic),
+  EXPECT_EQ(greedy_rate1_storage(two_thread_points, d5, 2, ample, PairStorage::automatic),
             PairStorage::full);
-  EXPECT_EQ(greedy_rate1_storage(5 * kBoundedFromPoints - 1, d5, 2, ample, PairStorage::automatic),
+  EXPECT_EQ(greedy_rate1_storage(5 * two_thread_points - 1, d5, 2, ample, PairStorage::automatic),
             PairStorage::full);
-  EXPECT_EQ(greedy_rate1_storage(5 * kBoundedFromPoints, d5, 2, ample, PairStorage::automatic),
+  EXPECT_EQ(greedy_rate1_storage(5 * two_thread_points, d5, 2, ample, PairStorage::automatic),
             PairStorage::bounded);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, 3, 2, ample, PairStorage::automatic),
+  EXPECT_EQ(greedy_rate1_storage(two_thread_points, 3, 2, ample, PairStorage::automatic),
             PairStorage::bounded);
   // A budget the full cache does not fit routes to the bounded path at any size.
   const std::size_t n = 2000;
@@ -349,14 +355,14 @@ TEST(Greedy, PairStorageIsChosenByTheRuleAndTheBudgetOrAsAsked) {
             PairStorage::full);
   // Where the bounded path is preferred but only the full cache fits (a row per thread on that
   // many threads outweighs the n^2/2 scores): the full cache.
-  const std::size_t many = 100000, at = kBoundedFromPointsOnManyThreads;
+  const std::size_t many = 100000, at = kBoundedPathTiers[tiers - 1].from_points;
   ASSERT_GT(greedy_rate1_bounded_bytes(at, many), greedy_pair_cache_bytes(at, d));
   EXPECT_EQ(
       greedy_rate1_storage(at, d, many, greedy_pair_cache_bytes(at, d), PairStorage::automatic),
       PairStorage::full);
   // Asked for: given wherever it fits, refused with both needs named where it does not.
   EXPECT_EQ(greedy_rate1_storage(n, d, 2, ample, PairStorage::bounded), PairStorage::bounded);
-  EXPECT_EQ(greedy_rate1_storage(kBoundedFromPoints, d, kManyThreads, ample, PairStorage::full),
+  EXPECT_EQ(greedy_rate1_storage(two_thread_points, d, 16, ample, PairStorage::full),
             PairStorage::full);
   try {
     greedy_rate1_storage(n, d, 2, greedy_pair_cache_bytes(n, d) - 1, PairStorage::full);

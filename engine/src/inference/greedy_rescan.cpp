@@ -121,9 +121,9 @@ std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d) {
 }
 
 bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t threads) {
-  const std::size_t from = threads >= kManyThreads ? kBoundedFromPointsOnManyThreads
-                           : threads >= 2          ? kBoundedFromPoints
-                                                   : kBoundedFromPointsOnOneThread;
+  std::size_t from = kBoundedPathTiers[0].from_points;
+  for (const BoundedPathTier& tier : kBoundedPathTiers)
+    if (threads >= tier.from_threads) from = tier.from_points;
   // n >= from * max(1, d / reference), without rounding d / reference.
   return static_cast<double>(n) * static_cast<double>(kBoundedReferenceDims) >=
          static_cast<double>(from) * static_cast<double>(std::max(d, kBoundedReferenceDims));

@@ -39,18 +39,21 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
 // points of d dimensions with `threads` threads. The full cache's merges read and write rows of
 // an n^2/2 array, memory-bound work that extra threads speed up little and that does not grow
 // with d; the bounded path recomputes what it does not keep, arithmetic that grows with d and
-// scales with the threads. So at d <= kBoundedReferenceDims it is preferred from
-// kBoundedFromPointsOnOneThread points on one thread, from kBoundedFromPoints on 2 or more and
-// from kBoundedFromPointsOnManyThreads on kManyThreads or more, and at larger d from those
-// counts times d / kBoundedReferenceDims. Measured at d = 20, 40 and 100 (bench/RESULTS.md,
-// Engine: greedy, twenty-fourth session): the thresholds lie where the bounded path was no
-// slower on either host measured, or slower by at most 8 % on one while needing a small
-// fraction of the memory.
+// scales with the threads. So at d <= kBoundedReferenceDims it is preferred from the points of
+// the last tier of kBoundedPathTiers whose thread count `threads` reaches, and at larger d from
+// those counts times d / kBoundedReferenceDims. The tiers lie where the bounded path was no
+// slower in every measurement (bench/RESULTS.md): 1 to 3 threads on both 2-vCPU hosts and the
+// 16-core machine (Engine: greedy, twenty-fourth session), where on one host it was slower by
+// at most 8 % while needing a small fraction of the memory; 4 and more threads on the 16-core
+// machine (Sixteen cores, twenty-sixth session), where on 4 threads it was no slower from
+// 7 000 points at d = 20 and 10 000 at d = 40, and on 8 and 16 threads from 5 000 at d = 20.
 inline constexpr std::size_t kBoundedReferenceDims = 20;
-inline constexpr std::size_t kBoundedFromPointsOnOneThread = 40000;
-inline constexpr std::size_t kBoundedFromPoints = 30000;
-inline constexpr std::size_t kBoundedFromPointsOnManyThreads = 10000;
-inline constexpr std::size_t kManyThreads = 16;
+struct BoundedPathTier {
+  std::size_t from_threads;
+  std::size_t from_points;
+};
+inline constexpr BoundedPathTier kBoundedPathTiers[] = {
+    {1, 40000}, {2, 30000}, {4, 10000}, {8, 7000}};
 bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t threads);
 
 // The storage run_greedy gives Brownian Greedy-Rate1 on n points of d dimensions with `threads`
