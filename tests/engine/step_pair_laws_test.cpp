@@ -116,7 +116,7 @@ void expect_shared_masses_match(double lambda) {
     states[g].time = times[g];
     distinct.push_back(&states[g]);
   }
-  detail::StepPairLaws<BrownianPairModel> laws;
+  detail::StepPairLaws<BrownianPairModel> laws(SmcOptions{}.step_table_bytes);
   ASSERT_TRUE(laws.prepare(model, std::span<const State* const>(distinct), lambda));
   EXPECT_GT(laws.shared_laws(), 0u);
   std::size_t served = 0, not_served = 0;
@@ -162,7 +162,7 @@ TEST(StepPairLaws, ServesOnlyPairsThatSeveralStatesList) {
   first.live = {clusters[0].get(), clusters[1].get(), clusters[2].get()};
   second.live = {clusters[0].get(), clusters[1].get(), clusters[3].get(), clusters[4].get()};
   first.time = second.time = -1.0;
-  detail::StepPairLaws<BrownianPairModel> laws;
+  detail::StepPairLaws<BrownianPairModel> laws(SmcOptions{}.step_table_bytes);
   const std::vector<const State*> one = {&first};
   EXPECT_FALSE(laws.prepare(model, std::span<const State* const>(one), 2.0));
   double mass = 0.0;
@@ -173,12 +173,18 @@ TEST(StepPairLaws, ServesOnlyPairsThatSeveralStatesList) {
   EXPECT_LE(laws.shared_laws(), 1u);
   EXPECT_FALSE(laws.log_mass(0, 0, 2, first.time, mass));
   EXPECT_FALSE(laws.log_mass(1, 2, 3, second.time, mass));
+  // Tables beyond their budget: the step shares nothing.
+  detail::StepPairLaws<BrownianPairModel> small(detail::StepPairLaws<BrownianPairModel>::kLawBytes);
+  EXPECT_FALSE(small.prepare(model, std::span<const State* const>(two), 2.0));
+  EXPECT_FALSE(small.log_mass(0, 0, 1, first.time, mass));
 }
 
 // Whole PostPost runs on data with missing entries, with the shared laws and the pairs left
 // out by their bounds (SmcOptions::share_pair_laws, skip_negligible_pairs) and without: three
 // clusters 12 apart, so that most pairs' masses cannot matter (71 % of the state-pairs are left
-// out). The same merges, heights and evidence to the laws' accuracy, on 1 and 2 threads.
+// out). The same merges, heights and evidence to the laws' accuracy, on 1 and 2 threads, and
+// with step tables of 4 KiB (SmcOptions::step_table_bytes: the states scored one at a time, no
+// pairs left out, few laws shared).
 TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
   WhitenedData data = testing_support::random_whitened(30, 4, 13);
   for (std::size_t i = 0; i < data.n; ++i)
@@ -198,7 +204,11 @@ TEST(StepPairLaws, PostPostRunsAgreeWithAndWithout) {
   const SmcResult shared = run_smc(data, 0.1, options);
   options.threads = 2;
   const SmcResult two_threads = run_smc(data, 0.1, options);
+  options.threads = 1;
+  options.step_table_bytes = 4096;
+  const SmcResult small_tables = run_smc(data, 0.1, options);
   testing_support::expect_same_draws(own, shared, 1e-11 * std::abs(own.log_evidence), 1e-12);
+  testing_support::expect_same_draws(own, small_tables, 1e-11 * std::abs(own.log_evidence), 1e-12);
   ASSERT_EQ(two_threads.particles.size(), shared.particles.size());
   for (std::size_t s = 0; s < own.particles.size(); ++s)
     EXPECT_EQ(two_threads.particles[s].log_weight, shared.particles[s].log_weight);

@@ -32,7 +32,7 @@ void expect_shared_scores_match(Algorithm proposal, double leaf_variance) {
   std::vector<detail::ParticleState> states(particles);
   for (auto& state : states) state.live = leaves;
   const detail::StepContext own{proposal, n, d, 0.0, &cache};
-  detail::StepPairTails tails;
+  detail::StepPairTails tails(SmcOptions{}.step_table_bytes);
   testing_support::StepRecords records;
   detail::StepContext with_tails = own;
   with_tails.pair_tails = &tails;
@@ -81,7 +81,7 @@ TEST(StepPairTails, IndexesOnlyClustersThatSeveralStatesList) {
   first.live = {leaves[0], leaves[1], leaves[2]};
   second.live = {leaves[0], leaves[1], leaves[3]};
   const std::vector<const detail::ParticleState*> states{&first, &second};
-  detail::StepPairTails tails;
+  detail::StepPairTails tails(SmcOptions{}.step_table_bytes);
   ASSERT_TRUE(tails.prepare(states, -0.5, 6.0, cache, false));
   const std::uint32_t i = tails.index_of(*leaves[0]), j = tails.index_of(*leaves[1]);
   EXPECT_NE(i, detail::StepPairTails::kNoIndex);
@@ -102,8 +102,30 @@ TEST(StepPairTails, IndexesOnlyClustersThatSeveralStatesList) {
   EXPECT_EQ(tails.index_of(*leaves[0]), detail::StepPairTails::kNoIndex);
 }
 
-SmcResult run(const WhitenedData& data, Algorithm proposal, int threads, bool share) {
+// A table of one pair's kernel holds a step that shares one pair; a byte less, and the step
+// goes without. (One table per set of nodes: the nodes carry the table's stamps.)
+TEST(StepPairTails, StepsBeyondTheTableSizeGoWithout) {
+  const WhitenedData data = testing_support::random_whitened(4, 3, 7);
+  const detail::LeafPairCache cache(data, detail::LeafPairs::distances);
+  for (const std::size_t bytes :
+       {detail::StepPairTails::kBytesPerPair, detail::StepPairTails::kBytesPerPair - 1}) {
+    testing_support::ClusterNodes nodes;
+    const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
+    detail::ParticleState first, second;
+    first.live = {leaves[0], leaves[1], leaves[2]};
+    second.live = {leaves[0], leaves[1], leaves[3]};
+    const std::vector<const detail::ParticleState*> states{&first, &second};
+    detail::StepPairTails tails(bytes);
+    const bool fits = bytes == detail::StepPairTails::kBytesPerPair;
+    EXPECT_EQ(tails.prepare(states, -0.5, 6.0, cache, false), fits);
+    EXPECT_EQ(tails.index_of(*leaves[0]) != detail::StepPairTails::kNoIndex, fits);
+  }
+}
+
+SmcResult run(const WhitenedData& data, Algorithm proposal, int threads, bool share,
+              std::size_t table_bytes = SmcOptions{}.step_table_bytes) {
   SmcOptions options;
+  options.step_table_bytes = table_bytes;
   options.proposal = proposal;
   options.particles = 24;
   options.seed = 9;
@@ -124,14 +146,16 @@ void expect_identical(const SmcResult& a, const SmcResult& b) {
   }
 }
 
-// Whole runs: the same bits with and without the shared kernels, and on 1 or 2 threads.
-TEST(StepPairTails, RunsIgnoreSharingAndTheThreadCount) {
+// Whole runs: the same bits with and without the shared kernels, with a table too small for
+// the early steps (shared only once few clusters are left), and on 1 or 2 threads.
+TEST(StepPairTails, RunsIgnoreSharingTheTableSizeAndTheThreadCount) {
   const WhitenedData data = testing_support::random_whitened(36, 10, 3);
   for (const Algorithm proposal : {Algorithm::postpost, Algorithm::mpost1}) {
     SCOPED_TRACE(to_string(proposal));
     const SmcResult own = run(data, proposal, 1, false);
     const SmcResult shared = run(data, proposal, 1, true);
     expect_identical(own, shared);
+    expect_identical(shared, run(data, proposal, 1, true, 64 * 40));
     expect_identical(shared, run(data, proposal, 2, true));
   }
 }

@@ -79,5 +79,30 @@ TEST(SmcMemory, RunsStayWithinTheBudgetTheyAreGranted) {
   }
 }
 
+// Budgets below the step tables' default size (64 MiB each) shrink them instead of counting
+// them whole: PostPost with 32 particles on 100 points with missing entries or binary, counted
+// at ~45 MB under an ample budget (its shared laws' table), holds ~2 MB. Within 8 MiB it is
+// counted below that (~3.5 MB), runs, and holds less.
+TEST(SmcMemory, SmallBudgetsShrinkTheStepTables) {
+  for (Data kind : {Data::missing, Data::binary}) {
+    const Table table = table_of(kind, 100, 10, 7);
+    FitOptions options;
+    options.algorithm = Algorithm::postpost;
+    options.particles = 32;
+    options.threads = 2;
+    options.brownian.covariance = CovarianceKind::identity;
+    if (kind == Data::binary) options.likelihood = Likelihood::binary;
+    const std::size_t budget = std::size_t{8} << 20;
+    const std::string what = kind == Data::missing ? "missing" : "binary";
+    EXPECT_GT(smc_memory_bytes(table, options), budget) << what << ": the ample budget's count";
+    options.max_memory = budget;
+    EXPECT_LE(smc_memory_bytes(table, options), budget) << what;
+    const std::size_t before = testing_support::live_heap_bytes();
+    testing_support::reset_peak_heap_bytes();
+    EXPECT_NO_THROW(fit(table, options)) << what;
+    EXPECT_LE(testing_support::peak_heap_bytes() - before, budget) << what;
+  }
+}
+
 }  // namespace
 }  // namespace kingman

@@ -179,7 +179,9 @@ std::size_t memory_budget(const FitOptions& options) {
 
 // SMC keeps the leaf-pair cache (MPost2: two values per pair; the race has none), its step
 // tables, and per particle its lists and its clusters' messages and rows (smc_memory.hpp).
-detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& options) {
+detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& options,
+                                      std::size_t budget) {
+  const double table_bytes = static_cast<double>(detail::step_table_bytes(budget));
   const double n = static_cast<double>(data.rows), d = static_cast<double>(data.cols);
   const double particles = static_cast<double>(options.particles);
   // The leaf-pair cache (pair_cache.hpp): none for the race and PriorPrior; MPost2 keeps
@@ -198,13 +200,13 @@ detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& optio
   // states list (at most 2n of them), within a fixed size (step_pair_tails.hpp).
   if ((options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) &&
       !data.has_missing()) {
-    memory.fixed +=
-        std::min(static_cast<double>(detail::StepPairTails::kLargestTableBytes),
-                 2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
+    memory.fixed += std::min(
+        table_bytes, 2.0 * n * n * static_cast<double>(detail::StepPairTails::kBytesPerPair));
   }
   if (data.has_missing()) {
     memory.fixed += detail::law_proposal_table_bytes(
-        options.algorithm, data.rows, options.particles, detail::run_threads(options.threads));
+        options.algorithm, data.rows, options.particles, detail::run_threads(options.threads),
+        detail::step_table_bytes(budget));
   }
   // Per particle and point: two live lists, a merge of its history, its result tree twice.
   memory.fixed += particles * n * 96.0;
@@ -241,7 +243,8 @@ void check_smc_memory(const FitOptions& options, std::size_t rows, std::size_t c
 std::size_t smc_memory_bytes(const Table& data, const FitOptions& options) {
   if (options.likelihood != Likelihood::brownian)
     return detail::discrete_smc_memory_bytes(data, options);
-  return static_cast<std::size_t>(brownian_smc_memory(data, options).total());
+  return static_cast<std::size_t>(
+      brownian_smc_memory(data, options, memory_budget(options)).total());
 }
 
 FitResult fit(const Table& data, const FitOptions& options) {
@@ -267,7 +270,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   const std::size_t budget = memory_budget(options);
   detail::SmcMemory smc_memory;
   if (smc) {
-    smc_memory = brownian_smc_memory(data, options);
+    smc_memory = brownian_smc_memory(data, options, budget);
     check_smc_memory(options, data.rows, data.cols, smc_memory, budget);
   }
   // The greedy trees score their pairs on the requested threads (generic_linkage.hpp); the
@@ -311,6 +314,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
     smc_options.mpost2_row_sums = options.mpost2_row_sums;
     smc_options.verbose = options.verbose;
     smc_options.max_cluster_bytes = smc_memory.cluster_budget(budget);
+    smc_options.step_table_bytes = detail::step_table_bytes(budget);
     check_smc_scale(
         whitened.x.data(), whitened.n, whitened.d,
         brownian.covariance == CovarianceKind::identity

@@ -19,12 +19,17 @@ struct SmcMemory {
   std::size_t cluster_budget(std::size_t budget) const;
 };
 
+// SmcOptions::step_table_bytes for a run within `budget` bytes: 64 MiB where the budget is
+// ample, a sixteenth of it where that is less (at least 1 MiB). The caps only trade speed for
+// memory, so a small budget need not count three 64 MiB tables that a run seldom fills.
+std::size_t step_table_bytes(std::size_t budget);
+
 // The step tables of the law-proposal system (law_proposal_system.hpp, step_pair_laws.hpp) for
 // PostPost, MPost1 and MPost2 on n points: the scores of the groups of several particles (at
-// most half the particles) in batches within their cap, PostPost's needed pairs and shared
-// laws within theirs, and each thread's scores of a group of one particle.
+// most half the particles) in batches within `table_bytes`, PostPost's needed pairs and shared
+// laws within it too, and each thread's scores of a group of one particle.
 double law_proposal_table_bytes(Algorithm algorithm, std::size_t n, std::size_t particles,
-                                std::size_t threads);
+                                std::size_t threads, std::size_t table_bytes);
 
 // The threads a run with `threads` requested (0: all cores) uses.
 std::size_t run_threads(int threads);

@@ -43,6 +43,12 @@ struct SmcOptions {
   // partner (PriorPost, PostPost, MPost1, MPost2; on data with missing entries MPost2): without
   // resampling the particles share none of them. A run that would pass it throws ResourceError.
   std::size_t max_cluster_bytes = 0;
+  // Bytes each of a step's shared tables may take: PostPost's and MPost1's pair kernels
+  // (step_pair_tails.hpp), the law-proposal system's batched pair masses and needed pairs, and
+  // PostPost's shared laws (step_pair_laws.hpp). Beyond it a step shares less or scores its
+  // states in smaller batches: speed only, the values are the same. fit scales it down with
+  // --max-memory (smc_memory.hpp).
+  std::size_t step_table_bytes = std::size_t{64} << 20;
   bool verbose = false;  // progress lines on stderr
 };
 

@@ -60,8 +60,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kChunk = 16;
 // A group of one particle keeps the laws of all its pairs up to this many pairs.
 constexpr std::size_t kKeptLaws = 64;
-// Memory for the pair masses of the PostPost states processed at once.
-constexpr std::size_t kScoreBudgetBytes = std::size_t{64} << 20;
 
 // The live pair with lexicographic index `index` among the positions x < y of m clusters.
 inline std::pair<std::size_t, std::size_t> pair_at(std::size_t index, std::size_t m) {
@@ -112,10 +110,12 @@ class LawProposalSystem final : public ParticleSystem {
         n_(model_.leaf_count()),
         proposal_(options.proposal),
         share_laws_(options.share_pair_laws),
+        score_budget_bytes_(options.step_table_bytes),
         skip_negligible_(options.skip_negligible_pairs),
         seed_(options.seed),
         particles_(options.particles),
-        next_(options.particles) {
+        next_(options.particles),
+        shared_laws_(options.step_table_bytes) {
     std::vector<const Node*> leaves;
     for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
     for (State& p : particles_) p.live = leaves;
@@ -213,7 +213,7 @@ class LawProposalSystem final : public ParticleSystem {
     needed_ready_ = false;
     if constexpr (kHasMassBound) {
       if (proposal_ == Algorithm::postpost && skip_negligible_ &&
-          groups * (m * (m - 1) / 2) <= law_proposals::kScoreBudgetBytes) {
+          groups * (m * (m - 1) / 2) <= score_budget_bytes_) {
         mark_needed_pairs(m, lambda);
         needed_ready_ = true;
       }
@@ -236,7 +236,7 @@ class LawProposalSystem final : public ParticleSystem {
       if (member_begin(g + 1) - member_begin(g) > 1) shared.push_back(g);
     std::vector<std::size_t> slot_of(groups, 0);  // group -> its row in the shared scratch
     const std::size_t batch =
-        std::max<std::size_t>(1, law_proposals::kScoreBudgetBytes / (2 * sizeof(double) * pairs));
+        std::max<std::size_t>(1, score_budget_bytes_ / (2 * sizeof(double) * pairs));
     for (std::size_t b0 = 0; b0 < std::max<std::size_t>(shared.size(), 1); b0 += batch) {
       const std::size_t b1 = std::min(shared.size(), b0 + batch);
       const std::size_t rows = b1 > b0 ? b1 - b0 : 0;
@@ -382,7 +382,7 @@ class LawProposalSystem final : public ParticleSystem {
   }
 
   // PostPost's pairs whose masses can matter, by state (a byte per state and pair, within
-  // law_proposals::kScoreBudgetBytes; beyond it every mass is computed): most pairs of a step
+  // score_budget_bytes_; beyond it every mass is computed): most pairs of a step
   // lie so far apart that their masses are below e^-46 / (pair count) of the state's total
   // (81 % of them for 100 x 10 with 10 % of entries missing). The model's upper bound on log G_C
   // (log_mass_bound, a few operations) tells most of them: with L the exact mass of the pair of
@@ -444,7 +444,10 @@ class LawProposalSystem final : public ParticleSystem {
   Model model_;
   std::size_t n_;
   Algorithm proposal_;
-  bool share_laws_;       // PostPost: SmcOptions::share_pair_laws
+  bool share_laws_;  // PostPost: SmcOptions::share_pair_laws
+  // Memory for the pair masses of the states scored at once, and for the needed pairs
+  // (SmcOptions::step_table_bytes).
+  std::size_t score_budget_bytes_;
   bool skip_negligible_;  // PostPost: SmcOptions::skip_negligible_pairs
   std::uint64_t seed_;
   std::vector<State> particles_, next_;

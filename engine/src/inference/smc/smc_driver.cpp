@@ -105,6 +105,7 @@ class ProposalSystem final : public detail::ParticleSystem {
         share_pair_kernels_(
             (options.proposal == Algorithm::postpost || options.proposal == Algorithm::mpost1) &&
             options.share_pair_kernels),
+        pair_tails_(options.step_table_bytes),
         cache_(data, leaf_pairs_for(options.proposal), options.mpost2_row_sums),
         context_{options.proposal, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),

@@ -31,9 +31,7 @@
 
 namespace kingman::detail {
 
-// Slot and law memory beyond which a step does without sharing; a law's memory, roughly (its
-// panels and their running sums), for that budget.
-inline constexpr std::size_t kStepLawTableBytes = std::size_t{64} << 20;
+// A law's memory, roughly (its panels and their running sums), for the tables' budget.
 inline constexpr std::size_t kStepLawBytes = 2048;
 
 template <class Model>
@@ -42,9 +40,12 @@ class StepPairLaws {
   using Node = typename Model::Node;
   using Law = typename Model::Law;
 
-  static constexpr std::size_t kLargestTableBytes = kStepLawTableBytes;
   static constexpr std::size_t kLawBytes = kStepLawBytes;
   static constexpr std::uint32_t kNoIndex = UINT32_MAX;
+
+  // Slot and law memory beyond which a step does without sharing (SmcOptions::step_table_bytes).
+  explicit StepPairLaws(std::size_t largest_table_bytes)
+      : largest_table_bytes_(largest_table_bytes) {}
 
   // The model (law_proposal_system.hpp) supplies, besides Node, Law and Scratch:
   //   needs_law(scratch, a, b, time): whether the pair's mass at `time` comes from a law (and
@@ -55,7 +56,7 @@ class StepPairLaws {
   // or more of them list, finds the pairs of those that two or more list together and the
   // latest of their times, and builds those pairs' laws (where the model has no closed form) in
   // a parallel loop. False, with nothing shared, when fewer than two states are given or the
-  // tables would exceed kLargestTableBytes.
+  // tables would exceed the largest table's bytes.
   // With `needed` (by state, by pair in the order x < y), only the pairs it marks count: a pair
   // is shared where two or more states need its mass.
   template <class State>
@@ -78,7 +79,7 @@ class StepPairLaws {
     }
     const std::size_t count = indexed_.size();
     const std::size_t slots = count * (count > 0 ? count - 1 : 0) / 2;
-    if (slots * sizeof(Slot) > kLargestTableBytes) return false;
+    if (slots * sizeof(Slot) > largest_table_bytes_) return false;
     slots_.assign(slots, Slot{});
     // Each state's clusters by index, and the pairs' latest times and counts.
     positions_.resize(states.size());
@@ -113,7 +114,7 @@ class StepPairLaws {
     for (std::uint32_t i = 1; i < count; ++i)
       for (std::uint32_t j = 0; j < i; ++j)
         if (slots_[slot_of(i, j)].states >= 2) shared_.push_back({i, j});
-    if (shared_.size() * kLawBytes + slots * sizeof(Slot) > kLargestTableBytes) return false;
+    if (shared_.size() * kLawBytes + slots * sizeof(Slot) > largest_table_bytes_) return false;
     if (laws_.size() < shared_.size()) laws_.resize(shared_.size());
     parallel_for_work(0, shared_.size(), kLawWork, [&](const auto& range) {
       typename Model::Scratch scratch;
@@ -175,6 +176,7 @@ class StepPairLaws {
   bool enabled_ = false;
   double lambda_ = 1.0;
   std::vector<const Node*> listed_, indexed_;
+  std::size_t largest_table_bytes_;
   std::vector<Slot> slots_;
   std::vector<std::vector<std::uint32_t>> positions_;  // by group: live position -> index
   std::vector<std::pair<std::uint32_t, std::uint32_t>> shared_;

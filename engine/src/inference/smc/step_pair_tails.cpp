@@ -43,7 +43,7 @@ bool StepPairTails::prepare(std::span<const ParticleState* const> states, double
   }
   const std::size_t count = indexed_.size();
   const std::size_t pairs = count * (count > 0 ? count - 1 : 0) / 2;
-  if (pairs * kBytesPerPair > kLargestTableBytes) {
+  if (pairs * kBytesPerPair > largest_table_bytes_) {
     indexed_.clear();
     enabled_ = false;
     return false;

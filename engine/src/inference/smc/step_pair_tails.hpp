@@ -29,8 +29,10 @@ namespace kingman::detail {
 
 class StepPairTails {
  public:
-  // Table memory beyond which a step does without it (about 2400 shared clusters).
-  static constexpr std::size_t kLargestTableBytes = std::size_t{64} << 20;
+  // Table memory beyond which a step does without it: SmcOptions::step_table_bytes, by default
+  // 64 MiB (about 2400 shared clusters).
+  explicit StepPairTails(std::size_t largest_table_bytes)
+      : largest_table_bytes_(largest_table_bytes) {}
   static constexpr std::size_t kBytesPerPair = sizeof(kernels::GigUpperTail::Core);
   static constexpr std::uint32_t kNoIndex = UINT32_MAX;
 
@@ -38,7 +40,7 @@ class StepPairTails {
   // (each distinct state once) list, then computes the kernels with shape p and rate lambda of
   // every pair of them in a parallel loop. chi of a pair is its squared distance from `cache`,
   // raised to the smallest normal number where `floor_chi` (MPost1). False, with nothing indexed,
-  // when the table would exceed kLargestTableBytes.
+  // when the table would exceed the largest table's bytes.
   bool prepare(std::span<const ParticleState* const> states, double p, double lambda,
                const LeafPairCache& cache, bool floor_chi);
 
@@ -54,6 +56,7 @@ class StepPairTails {
   }
 
  private:
+  std::size_t largest_table_bytes_;
   std::uint64_t generation_ = 0;
   std::uint64_t indexed_stamp_ = 0;  // ClusterNode::tails_stamp of this step's indexed clusters
   bool enabled_ = false;
