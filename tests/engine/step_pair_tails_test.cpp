@@ -70,19 +70,30 @@ TEST(StepPairTails, Mpost1ScoresAreTheStatesOwn) {
   expect_shared_scores_match(Algorithm::mpost1, 0.0);
 }
 
+// Two states over four leaves of their own (the nodes carry a table's stamps, so each table
+// gets fresh ones) that list leaves 0 and 1 both, leaf 2 the first alone, leaf 3 the second.
+struct TwoStates {
+  explicit TwoStates(const WhitenedData& data)
+      : leaves(testing_support::make_leaves(data, 0.0, nodes)) {
+    first.live = {leaves[0], leaves[1], leaves[2]};
+    second.live = {leaves[0], leaves[1], leaves[3]};
+    both = {&first, &second};
+  }
+  testing_support::ClusterNodes nodes;
+  std::vector<const detail::ClusterNode*> leaves;
+  detail::ParticleState first, second;
+  std::vector<const detail::ParticleState*> both;
+};
+
 // A cluster listed by one state only gets no index (its pairs cannot be shared), and a kernel
 // from the table is the kernel computed directly.
 TEST(StepPairTails, IndexesOnlyClustersThatSeveralStatesList) {
   const WhitenedData data = testing_support::random_whitened(4, 3, 7);
   const detail::LeafPairCache cache(data, detail::LeafPairs::distances);
-  testing_support::ClusterNodes nodes;
-  const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
-  detail::ParticleState first, second;
-  first.live = {leaves[0], leaves[1], leaves[2]};
-  second.live = {leaves[0], leaves[1], leaves[3]};
-  const std::vector<const detail::ParticleState*> states{&first, &second};
+  TwoStates two(data);
+  const auto& leaves = two.leaves;
   detail::StepPairTails tails(SmcOptions{}.step_table_bytes);
-  ASSERT_TRUE(tails.prepare(states, -0.5, 6.0, cache, false));
+  ASSERT_TRUE(tails.prepare(two.both, -0.5, 6.0, cache, false));
   const std::uint32_t i = tails.index_of(*leaves[0]), j = tails.index_of(*leaves[1]);
   EXPECT_NE(i, detail::StepPairTails::kNoIndex);
   EXPECT_NE(j, detail::StepPairTails::kNoIndex);
@@ -97,28 +108,23 @@ TEST(StepPairTails, IndexesOnlyClustersThatSeveralStatesList) {
   }
   EXPECT_EQ(tails.tail(i, j, chi).log_normalizer(), direct.log_normalizer());
   // The next step's indices replace this step's: a cluster no longer shared loses its index.
-  ASSERT_TRUE(
-      tails.prepare(std::vector<const detail::ParticleState*>{&first}, -0.5, 3.0, cache, false));
+  ASSERT_TRUE(tails.prepare(std::vector<const detail::ParticleState*>{&two.first}, -0.5, 3.0, cache,
+                            false));
   EXPECT_EQ(tails.index_of(*leaves[0]), detail::StepPairTails::kNoIndex);
 }
 
 // A table of one pair's kernel holds a step that shares one pair; a byte less, and the step
-// goes without. (One table per set of nodes: the nodes carry the table's stamps.)
+// goes without.
 TEST(StepPairTails, StepsBeyondTheTableSizeGoWithout) {
   const WhitenedData data = testing_support::random_whitened(4, 3, 7);
   const detail::LeafPairCache cache(data, detail::LeafPairs::distances);
   for (const std::size_t bytes :
        {detail::StepPairTails::kBytesPerPair, detail::StepPairTails::kBytesPerPair - 1}) {
-    testing_support::ClusterNodes nodes;
-    const auto leaves = testing_support::make_leaves(data, 0.0, nodes);
-    detail::ParticleState first, second;
-    first.live = {leaves[0], leaves[1], leaves[2]};
-    second.live = {leaves[0], leaves[1], leaves[3]};
-    const std::vector<const detail::ParticleState*> states{&first, &second};
+    TwoStates two(data);
     detail::StepPairTails tails(bytes);
     const bool fits = bytes == detail::StepPairTails::kBytesPerPair;
-    EXPECT_EQ(tails.prepare(states, -0.5, 6.0, cache, false), fits);
-    EXPECT_EQ(tails.index_of(*leaves[0]) != detail::StepPairTails::kNoIndex, fits);
+    EXPECT_EQ(tails.prepare(two.both, -0.5, 6.0, cache, false), fits);
+    EXPECT_EQ(tails.index_of(*two.leaves[0]) != detail::StepPairTails::kNoIndex, fits);
   }
 }
 
