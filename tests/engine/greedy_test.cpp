@@ -333,6 +333,14 @@ TEST(Greedy, PairStorageIsChosenByTheRuleAndTheBudgetOrAsAsked) {
     }
   }
   EXPECT_EQ(kBoundedPathTiers[0].from_threads, 1u);
+  // Threads beyond the cores take turns: the rule counts the cores.
+  const BoundedPathTier last = kBoundedPathTiers[tiers - 1];
+  EXPECT_EQ(greedy_rate1_storage(last.from_points, d, last.from_threads, ample,
+                                 PairStorage::automatic, last.from_threads),
+            PairStorage::bounded);
+  EXPECT_EQ(greedy_rate1_storage(last.from_points, d, last.from_threads, ample,
+                                 PairStorage::automatic, 1),
+            PairStorage::full);
   const std::size_t two_thread_points = kBoundedPathTiers[1].from_points;
   ASSERT_EQ(kBoundedPathTiers[1].from_threads, 2u);
   // More dimensions: the thresholds grow with d beyond the reference (the bounded path's

@@ -130,13 +130,15 @@ bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t thre
 }
 
 PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
-                                 std::size_t memory_budget, PairStorage requested) {
+                                 std::size_t memory_budget, PairStorage requested,
+                                 std::size_t cores) {
+  const std::size_t running = cores > 0 ? std::min(threads, cores) : threads;
   const double base = base_bytes_of(n, d);
   const detail::PairStorageNeeds needs{
       detail::pair_cache_bytes(n) + base,
       base + static_cast<double>(greedy_rate1_bounded_bytes(n, threads))};
   return detail::choose_pair_storage(n, needs, memory_budget, requested,
-                                     greedy_rate1_prefers_bounded(n, d, threads));
+                                     greedy_rate1_prefers_bounded(n, d, running));
 }
 
 void check_pair_storage(Algorithm algorithm, PairStorage storage) {
@@ -152,8 +154,8 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                      std::size_t memory_budget, PairStorage storage, PairStorage* used) {
   const std::size_t threads = detail::loop_thread_count();
   if (algorithm == Algorithm::greedy_rate1) {
-    const PairStorage chosen =
-        greedy_rate1_storage(data.n, data.d, threads, memory_budget, storage);
+    const PairStorage chosen = greedy_rate1_storage(data.n, data.d, threads, memory_budget, storage,
+                                                    detail::machine_thread_count());
     if (used) *used = chosen;
     return chosen == PairStorage::full ? greedy_rate1(data, leaf_variance)
                                        : greedy_rate1_bounded(data, leaf_variance);

@@ -27,6 +27,7 @@
 // worker's stack and could not match it). So after the join the caller tells TSan that the
 // dead stack below it is new memory.
 #include <tbb/blocked_range.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -156,6 +157,12 @@ void parallel_for_range(std::size_t begin, std::size_t end, const Body& body,
 inline std::size_t loop_thread_count() {
   return static_cast<std::size_t>(pending_arena ? pending_arena->threads()
                                                 : tbb::this_task_arena::max_concurrency());
+}
+
+// Threads the machine runs at once: its cores as oneTBB counts them (within the process's
+// affinity mask). A run may ask for more threads; those beyond take turns.
+inline std::size_t machine_thread_count() {
+  return static_cast<std::size_t>(std::max(1, tbb::info::default_concurrency()));
 }
 
 // The calling thread's slot in [0, loop_thread_count()) while it runs a loop body: its index in

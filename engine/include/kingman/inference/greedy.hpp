@@ -59,9 +59,12 @@ bool greedy_rate1_prefers_bounded(std::size_t n, std::size_t d, std::size_t thre
 // The storage run_greedy gives Brownian Greedy-Rate1 on n points of d dimensions with `threads`
 // threads within `memory_budget` bytes: `requested` unless it is automatic, else bounded where
 // greedy_rate1_prefers_bounded says so or the full cache does not fit, full otherwise. Throws
-// ResourceError, saying what each storage needs, when the chosen one does not fit.
+// ResourceError, saying what each storage needs, when the chosen one does not fit. `cores`, where
+// fewer than `threads` (a run that asks for more threads than the machine has), is what the
+// speed rule counts: the threads beyond them only take turns (0: as many as the threads).
 PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threads,
-                                 std::size_t memory_budget, PairStorage requested);
+                                 std::size_t memory_budget, PairStorage requested,
+                                 std::size_t cores = 0);
 
 // Throws OptionError where `storage` cannot serve the greedy `algorithm`: a bounded path for a
 // rescanning variant, which rescores and keeps every live pair.
