@@ -173,10 +173,6 @@ void check_no_coincident_rows(const Table& data, const WhitenedData& whitened,
   }
 }
 
-std::size_t memory_budget(const FitOptions& options) {
-  return options.max_memory > 0 ? options.max_memory : default_memory_budget();
-}
-
 // SMC keeps the leaf-pair cache (MPost2: two values per pair; the race has none), its step
 // tables, and per particle its lists and its clusters' messages and rows (smc_memory.hpp).
 detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& options,
@@ -206,7 +202,7 @@ detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& optio
   if (data.has_missing()) {
     memory.fixed += detail::law_proposal_table_bytes(
         options.algorithm, data.rows, options.particles, detail::run_threads(options.threads),
-        detail::step_table_bytes(budget));
+        static_cast<std::size_t>(table_bytes));
   }
   // Per particle and point: two live lists, a merge of its history, its result tree twice.
   memory.fixed += particles * n * 96.0;
@@ -244,7 +240,7 @@ std::size_t smc_memory_bytes(const Table& data, const FitOptions& options) {
   if (options.likelihood != Likelihood::brownian)
     return detail::discrete_smc_memory_bytes(data, options);
   return static_cast<std::size_t>(
-      brownian_smc_memory(data, options, memory_budget(options)).total());
+      brownian_smc_memory(data, options, detail::run_memory_budget(options)).total());
 }
 
 FitResult fit(const Table& data, const FitOptions& options) {
@@ -267,7 +263,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   // Lambda is learned with the greedy tree (Greedy-Rate1 for SMC runs, which then use it fixed).
   const Algorithm tree_algorithm = smc ? Algorithm::greedy_rate1 : options.algorithm;
   MergeTree tree;
-  const std::size_t budget = memory_budget(options);
+  const std::size_t budget = detail::run_memory_budget(options);
   detail::SmcMemory smc_memory;
   if (smc) {
     smc_memory = brownian_smc_memory(data, options, budget);

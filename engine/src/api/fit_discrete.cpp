@@ -25,10 +25,6 @@ bool is_discrete_smc(Algorithm algorithm) {
 // SMC keeps, per particle, at most n live clusters of d * K message doubles and d flags (plus
 // pointers), and PostPost the law-proposal system's step tables (smc_memory.hpp); refuse
 // before allocating if that cannot fit.
-std::size_t budget_of(const FitOptions& options) {
-  return options.max_memory > 0 ? options.max_memory : default_memory_budget();
-}
-
 double smc_bytes(const DiscreteData& data, const FitOptions& options) {
   const double per_cluster =
       static_cast<double>(data.d) * (8.0 * static_cast<double>(data.categories) + 1.0) + 96.0;
@@ -38,11 +34,11 @@ double smc_bytes(const DiscreteData& data, const FitOptions& options) {
              (per_cluster + 48.0 + 96.0 + rows) +
          law_proposal_table_bytes(options.algorithm, data.n, options.particles,
                                   run_threads(options.threads),
-                                  step_table_bytes(budget_of(options)));
+                                  step_table_bytes(run_memory_budget(options)));
 }
 
 void check_smc_memory(const DiscreteData& data, const FitOptions& options) {
-  const std::size_t budget = budget_of(options);
+  const std::size_t budget = run_memory_budget(options);
   const double bytes = smc_bytes(data, options);
   if (bytes > static_cast<double>(budget)) {
     std::string message = to_string(options.algorithm);
@@ -97,7 +93,7 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
     smc_options.resampling = options.resampling;
     smc_options.ess_threshold = options.ess_threshold;
     smc_options.verbose = options.verbose;
-    smc_options.step_table_bytes = step_table_bytes(budget_of(options));
+    smc_options.step_table_bytes = step_table_bytes(run_memory_budget(options));
     SmcResult run = run_smc(encoded, smc_options);
     result.threads = run.threads;
     result.log_evidence = run.log_evidence;
@@ -113,7 +109,7 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
     // The pairs are scored on the requested threads (generic_linkage.hpp).
     detail::RunArena arena(options.threads);
     MergeTree tree;
-    const std::size_t budget = budget_of(options);
+    const std::size_t budget = run_memory_budget(options);
     PairStorage used = PairStorage::automatic;
     arena.execute([&] {
       tree = run_greedy(encoded, options.algorithm, budget, options.pair_storage, &used);

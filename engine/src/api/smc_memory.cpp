@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "../inference/smc/law_proposal_system.hpp"
+#include "kingman/memory_budget.hpp"
 
 namespace kingman::detail {
 
@@ -38,6 +39,10 @@ double law_proposal_table_bytes(Algorithm algorithm, std::size_t n, std::size_t 
     bytes += std::min(cap, 0.5 * clusters * clusters * (64.0 + static_cast<double>(kStepLawBytes)));
   }
   return bytes;
+}
+
+std::size_t run_memory_budget(const FitOptions& options) {
+  return options.max_memory > 0 ? options.max_memory : default_memory_budget();
 }
 
 std::size_t run_threads(int threads) {

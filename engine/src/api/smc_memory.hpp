@@ -34,4 +34,7 @@ double law_proposal_table_bytes(Algorithm algorithm, std::size_t n, std::size_t 
 // The threads a run with `threads` requested (0: all cores) uses.
 std::size_t run_threads(int threads);
 
+// The memory budget of a run: --max-memory, or the default (three quarters of the machine's).
+std::size_t run_memory_budget(const FitOptions& options);
+
 }  // namespace kingman::detail
