@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../../engine/src/inference/smc/cluster_pool.hpp"
@@ -270,6 +271,49 @@ TEST(RunArena, RunsOnTheCallingThreadAndEntersTheArenaOnlyToSplit) {
     EXPECT_EQ(pending_arena, &two);
   });
   EXPECT_EQ(pending_arena, nullptr);
+}
+
+// A loop alone in its run (no other will split) starts the run's workers only from
+// kMinStartWork: below it, where no earlier loop started them, it runs inline in one call,
+// though an ordinary loop of its size would split; where they are started it splits like any
+// loop. Every index is visited once either way.
+TEST(RunArena, ALoopAloneStartsTheWorkersOnlyWhenItIsLarge) {
+  const std::size_t items = 64;
+  auto run_loop = [&](std::size_t work_per_item, LoopPlace place) {
+    std::vector<std::atomic<int>> visits(items);
+    std::atomic<int> calls{0}, entered{0};
+    parallel_for_work(
+        0, items, work_per_item,
+        [&](const auto& range) {
+          ++calls;
+          if (pending_arena == nullptr) ++entered;
+          for (std::size_t i = range.begin(); i != range.end(); ++i) ++visits[i];
+        },
+        kTasksPerThread, place);
+    for (const auto& v : visits) EXPECT_EQ(v.load(), 1);
+    return std::pair{calls.load(), entered.load()};
+  };
+  const std::size_t below = kMinStartWork / (2 * items), above = 2 * kMinStartWork / items;
+  ASSERT_GT(below * items, kMinLoopWork);  // an ordinary loop of this size splits
+
+  RunArena fresh(2);
+  fresh.execute([&] {
+    EXPECT_EQ(run_loop(below, LoopPlace::alone), std::pair(1, 0));
+    EXPECT_FALSE(fresh.started());
+    const auto [calls, entered] = run_loop(above, LoopPlace::alone);
+    EXPECT_GT(calls, 1);
+    EXPECT_EQ(entered, calls);
+    EXPECT_TRUE(fresh.started());
+  });
+
+  RunArena busy(2);
+  busy.execute([&] {
+    EXPECT_GT(run_loop(below, LoopPlace::among_others).first, 1);
+    EXPECT_TRUE(busy.started());
+    const auto [calls, entered] = run_loop(below, LoopPlace::alone);
+    EXPECT_GT(calls, 1);
+    EXPECT_EQ(entered, calls);
+  });
 }
 
 // Scratch kept per thread slot (ProposalSystem's pair candidates) relies on current_thread_slot:

@@ -152,29 +152,36 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   // The rows of the condensed matrix (pairs (i, j > i), contiguous), on the run's threads: each
   // pair's height is computed alone, so the split never changes a value.
   const std::size_t work = pair_work(score);
-  parallel_for_work(0, n, work * (n / 2 + 1), [&](const auto& rows) {
-    if constexpr (RowsScore<std::remove_reference_t<Score>>) {
-      // Rows first .. first + q - 1 together against their common partners from first + q on;
-      // each row's few partners inside the block alone.
-      std::size_t slots[kRowsTogether];
-      double* out[kRowsTogether];
-      for (std::size_t first = rows.begin(); first < rows.end(); first += kRowsTogether) {
-        const std::size_t q = std::min(kRowsTogether, rows.end() - first);
-        const std::size_t common = first + q;
-        for (std::size_t r = 0; r < q; ++r) {
-          const std::size_t i = first + r;
-          if (i + 1 < common)
-            score_pairs(score, i, partners.data() + i + 1, common - i - 1, &height(i, i + 1));
-          slots[r] = i;
-          out[r] = common < n ? &height(i, common) : nullptr;
+  // Where no merge row will be long enough to split, these scores are the run's only split
+  // loop, and they start its workers only if they pay for that.
+  const bool rows_split = n > 2 && n - 2 > kMinLoopWork / (work + kColumnStoreWork);
+  parallel_for_work(
+      0, n, work * (n / 2 + 1),
+      [&](const auto& rows) {
+        if constexpr (RowsScore<std::remove_reference_t<Score>>) {
+          // Rows first .. first + q - 1 together against their common partners from first + q on;
+          // each row's few partners inside the block alone.
+          std::size_t slots[kRowsTogether];
+          double* out[kRowsTogether];
+          for (std::size_t first = rows.begin(); first < rows.end(); first += kRowsTogether) {
+            const std::size_t q = std::min(kRowsTogether, rows.end() - first);
+            const std::size_t common = first + q;
+            for (std::size_t r = 0; r < q; ++r) {
+              const std::size_t i = first + r;
+              if (i + 1 < common)
+                score_pairs(score, i, partners.data() + i + 1, common - i - 1, &height(i, i + 1));
+              slots[r] = i;
+              out[r] = common < n ? &height(i, common) : nullptr;
+            }
+            if (common < n) score.rows(slots, q, partners.data() + common, n - common, out);
+          }
+        } else {
+          for (std::size_t i = rows.begin(); i < rows.end(); ++i)
+            if (i + 1 < n)
+              score_pairs(score, i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
         }
-        if (common < n) score.rows(slots, q, partners.data() + common, n - common, out);
-      }
-    } else {
-      for (std::size_t i = rows.begin(); i < rows.end(); ++i)
-        if (i + 1 < n) score_pairs(score, i, partners.data() + i + 1, n - i - 1, &height(i, i + 1));
-    }
-  });
+      },
+      kTasksPerThread, rows_split ? LoopPlace::among_others : LoopPlace::alone);
   for (std::size_t i = 0; i + 1 < n; ++i) rescan(i);
 
   // A NaN height would never equal its heap key, and the loop below would rescan its row forever:

@@ -55,6 +55,8 @@ namespace kingman::detail {
 class PendingArena {
  public:
   virtual int threads() const = 0;
+  // Whether a loop has entered the arena, so that its workers exist.
+  virtual bool started() const = 0;
   // Runs `loop` inside the arena.
   virtual void enter(const std::function<void()>& loop) = 0;
 
@@ -114,6 +116,15 @@ void in_arena(const Loop& loop) {
 inline constexpr std::size_t kMinLoopWork = std::size_t{1} << 18;
 // Smallest task (a few microseconds) worth handing to another thread.
 inline constexpr std::size_t kMinTaskWork = std::size_t{1} << 14;
+// Smallest loop worth starting a run's workers for when no other loop of the run will use
+// them (LoopPlace::alone): starting them costs a process ~0.5 ms of CPU time, and the worker
+// then spins before it sleeps. A PriorPrior run at n = 800 with 64 particles splits no step,
+// and its trees alone (2.6 M here) made 2 threads cost 6-7 % more CPU time than 1, for no gain
+// in wall time; Greedy-Rate1 at n = 500 splits only its initial scores (3.5 M), and 2 threads
+// took 11 % more CPU and wall time; at n = 1 500 (31 M) still +4.7 % CPU time and no wall time
+// gained, at 2 000 (56 M) +2.5 % and -2.9 % (bench/RESULTS.md, Threads, twenty-seventh
+// session).
+inline constexpr std::size_t kMinStartWork = std::size_t{1} << 25;
 // Tasks per thread that a large loop is cut into, for balance. 32 rather than 8: at a join the
 // thread that finished first spins for up to one task, and with 8 tasks per thread that wait
 // cost MPost2 (n = 400, 64 particles, 2 threads) 2.5 % more CPU time and PriorPrior (n = 2400,
@@ -188,15 +199,25 @@ inline std::size_t current_thread_slot() {
 // 3.2 % (bench/RESULTS.md, fourteenth session).
 inline constexpr std::size_t kUniformTasksPerThread = 4;
 
-// Inline on one thread or below kMinLoopWork in all; otherwise tasks as described at the top of
-// this file (tasks_per_thread of them, kUniformTasksPerThread where items cost the same).
+// Whether other loops of the run may split after this one and share the cost of starting its
+// workers (among_others, the default), or none will: the SMC particles' trees at a run's end,
+// or Greedy-Rate1's initial scores where its merge rows are too short to split (alone).
+enum class LoopPlace { among_others, alone };
+
+// Inline on one thread or below kMinLoopWork in all (or, for a loop alone in a run that has not
+// started its workers, below kMinStartWork); otherwise tasks as described at the top of this
+// file (tasks_per_thread of them, kUniformTasksPerThread where items cost the same).
 template <typename Body>
 void parallel_for_work(std::size_t begin, std::size_t end, std::size_t work_per_item,
-                       const Body& body, std::size_t tasks_per_thread = kTasksPerThread) {
+                       const Body& body, std::size_t tasks_per_thread = kTasksPerThread,
+                       LoopPlace place = LoopPlace::among_others) {
   if (end <= begin) return;
   const std::size_t items = end - begin, work = std::max<std::size_t>(work_per_item, 1);
   const std::size_t threads = loop_thread_count();
-  if (threads <= 1 || items <= std::max<std::size_t>(1, kMinLoopWork / work)) {
+  const bool starts_workers =
+      place == LoopPlace::alone && pending_arena && !pending_arena->started();
+  const std::size_t least_work = starts_workers ? kMinStartWork : kMinLoopWork;
+  if (threads <= 1 || items <= std::max<std::size_t>(1, least_work / work)) {
     body(tbb::blocked_range<std::size_t>(begin, end, items));
     return;
   }

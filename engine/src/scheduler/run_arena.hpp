@@ -21,6 +21,7 @@ class RunArena final : public PendingArena {
       : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()) {}
 
   int threads() const override { return threads_; }
+  bool started() const override { return arena_.is_active(); }
 
   template <typename Function>
   void execute(const Function& function) {

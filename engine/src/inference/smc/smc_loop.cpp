@@ -70,11 +70,14 @@ void run_smc_loop(ParticleSystem& system, std::size_t leaf_count, const SmcOptio
     result.particles[s].log_weight = log_weights[s] + result.log_evidence;
   }
   // Each tree walks its particle's merges (a scattered read each): on the run's threads, not
-  // on one while the others wait.
-  parallel_for_work(0, count, kTreeWorkPerMerge * n, [&](const auto& range) {
-    for (std::size_t s = range.begin(); s != range.end(); ++s)
-      result.particles[s].tree = system.tree(s);
-  });
+  // on one while the others wait, where the steps have started them.
+  parallel_for_work(
+      0, count, kTreeWorkPerMerge * n,
+      [&](const auto& range) {
+        for (std::size_t s = range.begin(); s != range.end(); ++s)
+          result.particles[s].tree = system.tree(s);
+      },
+      kTasksPerThread, LoopPlace::alone);
 }
 
 }  // namespace kingman::detail
