@@ -98,6 +98,10 @@ class DiscreteProposalModel {
                                    merged->observed.data());
   }
 
+  // merge()'s rough arithmetic: a transition (exp) and a log per column and category, and two
+  // allocations.
+  std::size_t merge_work() const { return 40 * data_->d * data_->categories + 200; }
+
   double log_likelihood(Scratch& scratch, const Node& a, const Node& b, double t) const {
     scratch.pair.assign(*data_, a.view(), b.view());
     return scratch.pair.log_local_likelihood(t);

@@ -91,6 +91,8 @@ class MissingDataModel {
   }
 
   std::size_t dims() const { return data_->d; }
+  // merge()'s rough arithmetic: a product and a quotient per dimension, and two allocations.
+  std::size_t merge_work() const { return 20 * data_->d + 200; }
   const std::vector<double>& log_lambda_diagonal() const { return data_->log_lambda_diagonal; }
 
   // The pair's shared dimensions at time `time`, into `out`.
