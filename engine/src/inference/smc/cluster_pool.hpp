@@ -122,7 +122,12 @@ class ClusterPool {
     std::size_t listed = 0;
     for (std::size_t s = 0; s < particle_count; ++s) listed += std::size(live_of(s));
     const std::size_t per_list = particle_count > 0 ? listed / particle_count : 0;
-    parallel_for_work(0, particle_count, 4 * per_list + 1, [&](const auto& range) {
+    // A mark is a load, and a store at most once per cluster and sweep: one unit per entry.
+    // (Four split the sweeps of 64 particles at n = 2 000 in a binary PriorPrior run, which
+    // split nothing else: the worker then spun after each, 2 threads cost 20 % more CPU time
+    // than 1, and the wall time did not fall. bench/RESULTS.md, Engine: SMC, twenty-seventh
+    // session.)
+    parallel_for_work(0, particle_count, per_list + 1, [&](const auto& range) {
       for (std::size_t s = range.begin(); s != range.end(); ++s) {
         for (const Node* node : live_of(s)) {
           if (in_block(node)) continue;
