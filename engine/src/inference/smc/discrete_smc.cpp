@@ -99,10 +99,10 @@ class DiscreteProposalModel {
   }
 
   // merge()'s cost in parallel_for.hpp's units, on the scale of PriorPrior's own system
-  // (prior_prior.cpp: 4 per value a draw reads), by which one PriorPrior step splits only from
-  // ~1 600 particles at d = 20: 64 particles' merges at n = 2 000 split on 2 threads saved 12 %
-  // of the wall time for 23 % more CPU time (bench/RESULTS.md, Engine: SMC, twenty-seventh
-  // session).
+  // (prior_prior.cpp: 4 per value a draw reads), by which a binary PriorPrior step at d = 20
+  // splits only from ~1 600 particles. (At 40 per value, the large steps of 64 particles at
+  // n = 2 000 split on 2 threads and saved 12 % of the wall time for 23 % more CPU time:
+  // bench/RESULTS.md, Engine: SMC, twenty-seventh session.)
   std::size_t merge_work() const { return 4 * data_->d * data_->categories; }
 
   double log_likelihood(Scratch& scratch, const Node& a, const Node& b, double t) const {
