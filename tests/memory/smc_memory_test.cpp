@@ -36,6 +36,17 @@ Table table_of(Data kind, std::size_t n, std::size_t d, unsigned seed) {
   return t;
 }
 
+// `algorithm` with `particles` on 2 threads, identity covariance, the likelihood of `kind`.
+FitOptions options_for(Data kind, Algorithm algorithm, std::size_t particles) {
+  FitOptions options;
+  options.algorithm = algorithm;
+  options.particles = particles;
+  options.threads = 2;
+  options.brownian.covariance = CovarianceKind::identity;
+  if (kind == Data::binary) options.likelihood = Likelihood::binary;
+  return options;
+}
+
 TEST(SmcMemory, RunsStayWithinTheBudgetTheyAreGranted) {
   const Algorithm brownian[] = {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
                                 Algorithm::mpost1,     Algorithm::mpost2,    Algorithm::race};
@@ -47,13 +58,8 @@ TEST(SmcMemory, RunsStayWithinTheBudgetTheyAreGranted) {
     for (Algorithm algorithm : kind == Data::binary ? std::span<const Algorithm>(binary)
                                                     : std::span<const Algorithm>(brownian)) {
       for (double ess_threshold : {0.5, 0.0}) {
-        FitOptions options;
-        options.algorithm = algorithm;
-        options.particles = 32;
-        options.threads = 2;
+        FitOptions options = options_for(kind, algorithm, 32);
         options.ess_threshold = ess_threshold;
-        options.brownian.covariance = CovarianceKind::identity;
-        if (kind == Data::binary) options.likelihood = Likelihood::binary;
         options.max_memory = smc_memory_bytes(table, options);
         const std::string what = to_string(algorithm) + " on " +
                                  (kind == Data::complete  ? "complete"
@@ -86,12 +92,7 @@ TEST(SmcMemory, RunsStayWithinTheBudgetTheyAreGranted) {
 TEST(SmcMemory, SmallBudgetsShrinkTheStepTables) {
   for (Data kind : {Data::missing, Data::binary}) {
     const Table table = table_of(kind, 100, 10, 7);
-    FitOptions options;
-    options.algorithm = Algorithm::postpost;
-    options.particles = 32;
-    options.threads = 2;
-    options.brownian.covariance = CovarianceKind::identity;
-    if (kind == Data::binary) options.likelihood = Likelihood::binary;
+    FitOptions options = options_for(kind, Algorithm::postpost, 32);
     const std::size_t budget = std::size_t{8} << 20;
     const std::string what = kind == Data::missing ? "missing" : "binary";
     EXPECT_GT(smc_memory_bytes(table, options), budget) << what << ": the ample budget's count";
@@ -112,12 +113,7 @@ TEST(SmcMemory, PriorPriorHoldsNoPairScores) {
   const double one_buffer = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1) * 8.0;
   for (Data kind : {Data::missing, Data::binary}) {
     const Table table = table_of(kind, n, 6, 11);
-    FitOptions options;
-    options.algorithm = Algorithm::priorprior;
-    options.particles = 4;
-    options.threads = 2;
-    options.brownian.covariance = CovarianceKind::identity;
-    if (kind == Data::binary) options.likelihood = Likelihood::binary;
+    const FitOptions options = options_for(kind, Algorithm::priorprior, 4);
     const std::size_t before = testing_support::live_heap_bytes();
     testing_support::reset_peak_heap_bytes();
     const FitResult result = fit(table, options);
