@@ -26,9 +26,19 @@ namespace {
 
 struct CountedNode {
   explicit CountedNode(int* alive_count, int value) : alive(alive_count), id(value) { ++*alive; }
-  ~CountedNode() { --*alive; }
-  int* alive;
-  int id;
+  CountedNode() = default;  // a block's, counted once filled in (count_as)
+  ~CountedNode() {
+    if (alive) --*alive;
+  }
+  CountedNode(const CountedNode&) = delete;  // like a node holding a std::once_flag
+  CountedNode& operator=(const CountedNode&) = delete;
+  void count_as(int* alive_count, int value) {
+    alive = alive_count;
+    id = value;
+    ++*alive;
+  }
+  int* alive = nullptr;
+  int id = 0;
   mutable std::uint64_t collect_mark = 0;
 };
 
@@ -42,7 +52,8 @@ auto live_of(const Lists& lists) {
 TEST(ClusterPool, SweepFreesExactlyTheUnlistedClusters) {
   int alive = 0;
   ClusterPool<CountedNode> pool;
-  const CountedNode* leaf = pool.keep(std::make_unique<CountedNode>(&alive, -1));
+  const CountedNode* leaf =
+      &pool.keep_block(1, [&](std::span<CountedNode> block) { block[0].count_as(&alive, -1); })[0];
   std::vector<const CountedNode*> made;
   for (int i = 0; i < 10; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
   ASSERT_EQ(alive, 11);
@@ -90,24 +101,27 @@ TEST(ClusterPool, CapSweepsEarlyFreesSparesAndRefusesWhatCannotFit) {
   EXPECT_NO_THROW(pool.collect_if_due(2, lists.size(), live_of(lists)));
 }
 
-// Block-kept clusters (the leaves) are recognised by address: a sweep never reads or marks
-// them, however many particles list them, and never frees them.
+// Block-kept clusters (the leaves) are filled in place, so that nodes that cannot be moved or
+// copied can be kept, and recognised by address: a sweep never reads or marks them, however
+// many particles list them, and never frees them.
 TEST(ClusterPool, SweepPassesOverTheKeptBlockWithoutTouchingIt) {
   int alive = 0;
   ClusterPool<CountedNode> pool;
-  std::vector<CountedNode> block_nodes;
-  block_nodes.reserve(3);  // no reallocation: the nodes are never copied
-  for (int i = 0; i < 3; ++i) block_nodes.emplace_back(&alive, -1 - i);
-  const std::span<const CountedNode> block = pool.keep_block(std::move(block_nodes));
+  const std::span<const CountedNode> block = pool.keep_block(3, [&](std::span<CountedNode> nodes) {
+    for (int i = 0; i < 3; ++i) nodes[static_cast<std::size_t>(i)].count_as(&alive, -1 - i);
+  });
+  ASSERT_EQ(block.size(), 3u);
+  EXPECT_EQ(pool.size(), 3u);
   std::vector<const CountedNode*> made;
   for (int i = 0; i < 4; ++i) made.push_back(pool.adopt(std::make_unique<CountedNode>(&alive, i)));
   const Lists lists = {{&block[0], &block[2], made[1]}, {&block[1], made[3]}};
   pool.collect_if_due(1, lists.size(), live_of(lists));
-  EXPECT_EQ(pool.size(), 2u);  // made[1] and made[3]; the block is not counted
+  EXPECT_EQ(pool.size(), 5u);  // the block, made[1] and made[3]
   for (const CountedNode& node : block) EXPECT_EQ(node.collect_mark, 0u);
   EXPECT_NE(made[1]->collect_mark, 0u);
   EXPECT_EQ(block[1].id, -2);
   EXPECT_EQ(alive, 5);  // the block and the two listed clusters
+  EXPECT_THROW(pool.keep_block(1, [](std::span<CountedNode>) {}), std::logic_error);
 }
 
 TEST(ClusterPool, SweepsOnlyWhenThePoolHasDoubled) {
@@ -186,7 +200,7 @@ TEST(ClusterPool, DestroysEverythingWithThePool) {
   int alive = 0;
   {
     ClusterPool<CountedNode> pool;
-    pool.keep(std::make_unique<CountedNode>(&alive, 0));
+    pool.keep_block(1, [&](std::span<CountedNode> block) { block[0].count_as(&alive, 0); });
     pool.adopt(std::make_unique<CountedNode>(&alive, 1));
     EXPECT_EQ(alive, 2);
   }

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,18 +62,20 @@ class ClusterPool {
     return node;
   }
 
-  // A cluster kept for the whole run (the leaves).
-  const Node* keep(std::unique_ptr<Node> node) {
-    permanent_.push_back(std::move(node));
-    return permanent_.back().get();
-  }
-
-  // Clusters kept for the whole run, stored in one block (at most one per pool). Sweeps
-  // recognise them by address and pass over them without reading them: at n = 2400 the leaves
-  // were most of what a PriorPrior sweep read, a cache miss each.
-  std::span<const Node> keep_block(std::vector<Node> nodes) {
-    block_ = std::move(nodes);
-    return block_;
+  // `count` clusters kept for the whole run (the leaves), value-initialized in one block and
+  // then filled in place by fill(std::span<Node>), so that Node need not be movable (one with a
+  // std::once_flag is not). At most one block per pool. Sweeps recognise its clusters by address
+  // and pass over them without reading them: at n = 2400 the leaves were most of what a
+  // PriorPrior sweep read, a cache miss each, and in a binary PriorPrior run at n = 2 000 with
+  // 256 particles, whose leaves were separate nodes, the sweeps' marks made 2 threads cost 18 %
+  // more CPU time than 1 (bench/RESULTS.md, Engine: SMC, twenty-eighth session).
+  template <typename Fill>
+  std::span<const Node> keep_block(std::size_t count, const Fill& fill) {
+    if (block_) throw std::logic_error("ClusterPool: a second block of kept clusters");
+    block_ = std::make_unique<Node[]>(count);
+    block_size_ = count;
+    fill(std::span<Node>(block_.get(), count));
+    return {block_.get(), count};
   }
 
   // A cluster made by a step. Not thread-safe: call after the step's parallel loop.
@@ -149,21 +152,22 @@ class ClusterPool {
 
  public:
   // Clusters in use (kept or made since the last sweep); spares are not counted.
-  std::size_t size() const { return permanent_.size() + merged_.size(); }
+  std::size_t size() const { return block_size_ + merged_.size(); }
   std::size_t spare_count() const { return spare_.size(); }
 
  private:
   bool in_block(const Node* node) const {
     // By integer addresses: ordering pointers into different arrays with < is unspecified.
     const auto address = reinterpret_cast<std::uintptr_t>(node);
-    const auto begin = reinterpret_cast<std::uintptr_t>(block_.data());
-    return address - begin < block_.size() * sizeof(Node);
+    const auto begin = reinterpret_cast<std::uintptr_t>(block_.get());
+    return address - begin < block_size_ * sizeof(Node);
   }
 
   bool reuse_;
-  std::vector<std::unique_ptr<Node>> permanent_, merged_, spare_;
-  std::vector<Node> block_;  // keep_block's
-  std::size_t kept_ = 0;     // merged clusters kept by the last sweep
+  std::vector<std::unique_ptr<Node>> merged_, spare_;
+  std::unique_ptr<Node[]> block_;  // keep_block's
+  std::size_t block_size_ = 0;
+  std::size_t kept_ = 0;  // merged clusters kept by the last sweep
   std::uint64_t epoch_ = 0;
   std::size_t node_bytes_ = 0, budget_ = 0;  // limit()'s
 };

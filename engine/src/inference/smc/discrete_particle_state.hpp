@@ -3,7 +3,7 @@
 // clusters are immutable nodes holding their d x K messages.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <span>
 #include <vector>
 
 #include "kingman/model/discrete_data.hpp"
@@ -28,7 +28,8 @@ struct DiscreteClusterNode {
 
 using DiscreteParticleState = LiveParticleState<DiscreteClusterNode>;
 
-// The n leaves of the data, shared by every particle.
-std::vector<std::unique_ptr<DiscreteClusterNode>> discrete_leaves(const DiscreteData& data);
+// The n leaves of the data, shared by every particle, into `leaves` (data.n nodes, in place:
+// the cluster pool's block).
+void fill_discrete_leaves(const DiscreteData& data, std::span<DiscreteClusterNode> leaves);
 
 }  // namespace kingman::detail

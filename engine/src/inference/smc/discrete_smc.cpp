@@ -28,20 +28,17 @@ namespace kingman {
 
 namespace detail {
 
-std::vector<std::unique_ptr<DiscreteClusterNode>> discrete_leaves(const DiscreteData& data) {
+void fill_discrete_leaves(const DiscreteData& data, std::span<DiscreteClusterNode> leaves) {
   const DiscreteMessages messages(data);
   const std::size_t width = data.d * data.categories;
-  std::vector<std::unique_ptr<DiscreteClusterNode>> leaves(data.n);
-  for (std::size_t i = 0; i < data.n; ++i) {
-    auto leaf = std::make_unique<DiscreteClusterNode>();
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    DiscreteClusterNode& leaf = leaves[i];
     const DiscreteClusterView view = messages.cluster(i);
-    leaf->id = i;
-    leaf->time = view.time;
-    leaf->message.assign(view.message, view.message + width);
-    leaf->observed.assign(view.observed, view.observed + data.d);
-    leaves[i] = std::move(leaf);
+    leaf.id = i;
+    leaf.time = view.time;
+    leaf.message.assign(view.message, view.message + width);
+    leaf.observed.assign(view.observed, view.observed + data.d);
   }
-  return leaves;
 }
 
 }  // namespace detail
@@ -85,7 +82,7 @@ class DiscreteProposalModel {
                         [&](double rate) { return rate == data.mutation_rate.front(); })) {}
 
   std::size_t leaf_count() const { return data_->n; }
-  std::vector<std::unique_ptr<Node>> leaves() const { return detail::discrete_leaves(*data_); }
+  void fill_leaves(std::span<Node> leaves) const { detail::fill_discrete_leaves(*data_, leaves); }
 
   double merge(const Node& a, const Node& b, double t, std::size_t id,
                std::unique_ptr<Node>& merged) const {

@@ -16,7 +16,7 @@
 //
 // The model supplies (Model below stands for DiscreteProposalModel or MissingProposalModel):
 //   Node, Law (an AdaptiveDurationLaw), Scratch (a task's reusable storage);
-//   leaf_count(), leaves();
+//   leaf_count(), fill_leaves(std::span<Node>) (the leaves, in nodes value-initialized in place);
 //   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`, and
 //     merge_work(): its rough arithmetic cost (parallel_for.hpp's units);
 //   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
@@ -118,7 +118,9 @@ class LawProposalSystem final : public ParticleSystem {
         next_(options.particles),
         shared_laws_(options.step_table_bytes) {
     std::vector<const Node*> leaves;
-    for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
+    for (const Node& leaf :
+         pool_.keep_block(n_, [&](std::span<Node> nodes) { model_.fill_leaves(nodes); }))
+      leaves.push_back(&leaf);
     for (State& p : particles_) p.live = leaves;
     if constexpr (requires { model_.node_bytes(proposal_); })
       pool_.limit(model_.node_bytes(proposal_), options.max_cluster_bytes);

@@ -61,22 +61,19 @@ class MissingDataModel {
 
   std::size_t leaf_count() const { return data_->n; }
 
-  std::vector<std::unique_ptr<Node>> leaves() const {
-    std::vector<std::unique_ptr<Node>> leaves(data_->n);
-    for (std::size_t i = 0; i < data_->n; ++i) {
-      auto leaf = std::make_unique<Node>();
-      leaf->id = i;
-      leaf->mean.resize(data_->d);
-      leaf->variance.resize(data_->d);
+  void fill_leaves(std::span<Node> leaves) const {
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      Node& leaf = leaves[i];
+      leaf.id = i;
+      leaf.mean.resize(data_->d);
+      leaf.variance.resize(data_->d);
       const double* row = data_->row(i);
       for (std::size_t j = 0; j < data_->d; ++j) {
         const bool missing = std::isnan(row[j]);
-        leaf->mean[j] = missing ? 0.0 : row[j];
-        leaf->variance[j] = missing ? kInf : leaf_variance_;
+        leaf.mean[j] = missing ? 0.0 : row[j];
+        leaf.variance[j] = missing ? kInf : leaf_variance_;
       }
-      leaves[i] = std::move(leaf);
     }
-    return leaves;
   }
 
   double merge(const Node& a, const Node& b, double t, std::size_t id,

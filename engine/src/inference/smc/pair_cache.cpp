@@ -132,6 +132,14 @@ void LeafPairCache::mpost2_terms(const double* eps, double* out, std::size_t cou
   bessel_->terms(out, out, count);
 }
 
+void fill_leaves(const WhitenedData& data, double leaf_variance, std::span<ClusterNode> leaves) {
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    leaves[i].id = i;
+    leaves[i].variance = leaf_variance;
+    leaves[i].mean.assign(data.row(i), data.row(i) + data.d);
+  }
+}
+
 MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count) {
   return live_merge_tree(state, leaf_count);
 }

@@ -5,8 +5,10 @@
 // copying a particle costs O(live clusters) plain pointer copies.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "kingman/model/whitened_data.hpp"
 #include "kingman/tree/merge_tree.hpp"
 
 namespace kingman::detail {
@@ -63,6 +65,10 @@ struct ParticleState {
   const LeafRowSums* leaf_sums = nullptr;
   std::size_t merged_at = 0, erased_at = 0;
 };
+
+// The data's leaves, with observation noise leaf_variance, into `leaves` (data.n nodes, in
+// place: the cluster pool's block).
+void fill_leaves(const WhitenedData& data, double leaf_variance, std::span<ClusterNode> leaves);
 
 // The complete merge list of a finished particle.
 MergeTree to_merge_tree(const ParticleState& state, std::size_t leaf_count);

@@ -120,14 +120,10 @@ class PriorPriorSystem final : public ParticleSystem {
         context_{Algorithm::priorprior, data.n, data.d, data.log_det_lambda, &cache_},
         particles_(options.particles),
         next_(options.particles) {
-    std::vector<ClusterNode> leaf_nodes(data.n);
-    for (std::size_t i = 0; i < data.n; ++i) {
-      leaf_nodes[i].id = i;
-      leaf_nodes[i].variance = leaf_variance;
-      leaf_nodes[i].mean.assign(data.row(i), data.row(i) + data.d);
-    }
     auto first = std::make_unique<LiveBase>();
-    for (const ClusterNode& leaf : pool_.keep_block(std::move(leaf_nodes)))
+    for (const ClusterNode& leaf : pool_.keep_block(data.n, [&](std::span<ClusterNode> leaves) {
+           fill_leaves(data, leaf_variance, leaves);
+         }))
       first->clusters.push_back(&leaf);
     for (PriorState& p : particles_) p.live.base = first.get();
     bases_.push_back(std::move(first));

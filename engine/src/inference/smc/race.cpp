@@ -50,16 +50,8 @@ class BrownianRaceModel {
   BrownianRaceModel(const WhitenedData& data, double leaf_variance)
       : data_(&data), leaf_variance_(leaf_variance), pair_(data.d, data.log_det_lambda) {}
 
-  std::vector<std::unique_ptr<Node>> leaves() const {
-    std::vector<std::unique_ptr<Node>> leaves(data_->n);
-    for (std::size_t i = 0; i < data_->n; ++i) {
-      auto leaf = std::make_unique<Node>();
-      leaf->id = i;
-      leaf->variance = leaf_variance_;
-      leaf->mean.assign(data_->row(i), data_->row(i) + data_->d);
-      leaves[i] = std::move(leaf);
-    }
-    return leaves;
+  void fill_leaves(std::span<Node> leaves) const {
+    detail::fill_leaves(*data_, leaf_variance_, leaves);
   }
 
   Law law(const Node& row_cluster, const Node& partner) const {

@@ -53,7 +53,7 @@ class DiscreteRaceModel {
       masses_.emplace(1.0, rates.front(), data.d);
   }
 
-  std::vector<std::unique_ptr<Node>> leaves() const { return discrete_leaves(*data_); }
+  void fill_leaves(std::span<Node> leaves) const { fill_discrete_leaves(*data_, leaves); }
 
   Law law(const Node& row_cluster, const Node& partner) const {
     return {&row_cluster, &partner, std::min(row_cluster.time, partner.time)};

@@ -46,11 +46,11 @@
 // The Model provides (see race.cpp and race_discrete.cpp):
 //   Node (with id, time, clock_key, collect_mark), State (live: plain pointers, owned by the
 //   engine's ClusterPool; history, time), Law (a pair's clock law),
-//   leaves() -> vector<unique_ptr<Node>>, law(row, partner) -> Law, typical(Law) (a ranking: larger
-//   rings later), not_after_threshold(Law, theta) -> b (the clock with first uniform w is <= theta
-//   when w >= b; b >= 1 when no bound), clock(Law, w, stream), log_mass(a, b) = log N_C,
-//   log_kill_factor(merged, other, t), merged(a, b, t, id, clock_key) -> unique_ptr<Node>,
-//   tree(state, n).
+//   fill_leaves(span<Node>) (the leaves, in nodes value-initialized in place), law(row, partner) ->
+//   Law, typical(Law) (a ranking: larger rings later), not_after_threshold(Law, theta) -> b (the
+//   clock with first uniform w is <= theta when w >= b; b >= 1 when no bound), clock(Law, w,
+//   stream), log_mass(a, b) = log N_C, log_kill_factor(merged, other, t), merged(a, b, t, id,
+//   clock_key) -> unique_ptr<Node>, tree(state, n).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -170,7 +170,9 @@ class RaceSystem final : public ParticleSystem {
     }
     // Leaves are shared by every particle.
     std::vector<const Node*> leaves;
-    for (auto& leaf : model_.leaves()) leaves.push_back(pool_.keep(std::move(leaf)));
+    for (const Node& leaf :
+         pool_.keep_block(n_, [&](std::span<Node> nodes) { model_.fill_leaves(nodes); }))
+      leaves.push_back(&leaf);
     for (std::size_t s = 0; s < particles_.size(); ++s) {
       particles_[s].state.live = leaves;
       particles_[s].rows.resize(n_);

@@ -116,15 +116,12 @@ class ProposalSystem final : public detail::ParticleSystem {
     pool_.limit(sizeof(detail::Mpost2ClusterNode) + sizeof(double) * (data.d + 2 * data.n) + 64,
                 options.max_cluster_bytes);
     // Leaves are shared by every particle, in one block of the pool.
-    std::vector<detail::ClusterNode> leaf_nodes(data.n);
-    for (std::size_t i = 0; i < data.n; ++i) {
-      leaf_nodes[i].id = i;
-      leaf_nodes[i].variance = leaf_variance;
-      leaf_nodes[i].mean.assign(data.row(i), data.row(i) + data.d);
-    }
     std::vector<const detail::ClusterNode*> leaves;
     leaves.reserve(data.n);
-    for (const detail::ClusterNode& leaf : pool_.keep_block(std::move(leaf_nodes)))
+    for (const detail::ClusterNode& leaf :
+         pool_.keep_block(data.n, [&](std::span<detail::ClusterNode> nodes) {
+           detail::fill_leaves(data, leaf_variance, nodes);
+         }))
       leaves.push_back(&leaf);
     for (ParticleState& p : particles_) p.live = leaves;
   }
