@@ -190,10 +190,6 @@ class RaceSystem final : public ParticleSystem {
 
   void extend(std::size_t step, std::span<double> log_alpha) override {
     const std::size_t count = particles_.size();
-    pool_.collect_if_due(
-        count, count, [&](std::size_t s) -> const auto& { return particles_[s].state.live; });
-    created_.resize(count);
-    history_.start_step(count, [&](std::size_t s) { return particles_[s].state.history; });
     // Copies of one state (same history, same leaf clocks) make the same next merge with the
     // same weight: group them, in particle order.
     struct Group {
@@ -209,6 +205,13 @@ class RaceSystem final : public ParticleSystem {
       if (added) groups.emplace_back();
       groups[it->second].members.push_back(s);
     }
+    // A group's members list the same clusters: a sweep marks one list per group.
+    pool_.collect_if_due(
+        count, groups.size(), [&](std::size_t g) -> const auto& {
+          return particles_[groups[g].members.front()].state.live;
+        });
+    created_.resize(count);
+    history_.start_step(count, [&](std::size_t s) { return particles_[s].state.history; });
     // One parallel loop per step: in each group's task the first member selects (rescanning
     // rows as needed) and weighs, the others take its rows (which the rescans may have
     // changed), then every member merges; a large group's merges become tasks of their own.
