@@ -223,7 +223,6 @@ class LawProposalSystem final : public ParticleSystem {
   // task and keeps PostPost's laws (when there are few pairs), so the chosen pair's law is not
   // built twice.
   void extend_pair_scores(std::size_t step, std::span<double> log_alpha) {
-    const std::size_t count = particles_.size();
     const std::size_t m = n_ - step, pairs = m * (m - 1) / 2;
     const double lambda = coalescent_rate(m);
     const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
