@@ -1,4 +1,4 @@
-// unrank_pair (proposals.hpp): the O(1) inverse of the lexicographic numbering of pairs
+// unrank_pair (pair_numbering.hpp): the O(1) inverse of the lexicographic numbering of pairs
 // (x < y) of m live clusters, checked against the enumeration itself for every index of small
 // m, and at the ends of each first position's run for m up to 100 000, where the square root's
 // rounding matters most.
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "../../engine/src/inference/smc/proposals.hpp"
+#include "../../engine/src/inference/smc/pair_numbering.hpp"
 
 namespace kingman::detail {
 namespace {

@@ -47,6 +47,7 @@
 #include "kingman/kernels/rng.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 #include "live_particle_state.hpp"
+#include "pair_numbering.hpp"
 #include "smc_loop.hpp"
 #include "state_groups.hpp"
 #include "step_pair_laws.hpp"
@@ -61,13 +62,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kChunk = 16;
 // A group of one particle keeps the laws of all its pairs up to this many pairs.
 constexpr std::size_t kKeptLaws = 64;
-
-// The live pair with lexicographic index `index` among the positions x < y of m clusters.
-inline std::pair<std::size_t, std::size_t> pair_at(std::size_t index, std::size_t m) {
-  std::size_t x = 0;
-  while (index >= m - 1 - x) index -= m - 1 - x++;
-  return {x, x + 1 + index};
-}
 
 // Index drawn with probability proportional to the increments of `cumulative` (nondecreasing,
 // positive last value): the first index whose cumulative weight exceeds u times the total.
@@ -184,7 +178,7 @@ class LawProposalSystem final : public ParticleSystem {
           State& state = particles_[s];
           kernels::RandomStream stream(seed_, s, step + 1, step_key);
           const double t = state.time - stream.exponential() / lambda;
-          const auto [x, y] = law_proposals::pair_at(stream.below(pairs), m);
+          const auto [x, y] = unrank_pair(stream.below(pairs), m);
           log_alpha[s] = merge_live(state, x, y, t, id, s);
         }
       });
@@ -205,8 +199,8 @@ class LawProposalSystem final : public ParticleSystem {
         // The proposal's pair mass is Z_C / sum Z; its duration density lambda e^{-lambda
         // delta} leaves 1 / lambda in the weight.
         log_alpha[s] = law_proposals::cumulative_weights(log_z, cumulative) - log_lambda;
-        const auto [x, y] = law_proposals::pair_at(
-            law_proposals::draw_from_cumulative(cumulative, stream.uniform()), m);
+        const auto [x, y] =
+            unrank_pair(law_proposals::draw_from_cumulative(cumulative, stream.uniform()), m);
         merge_live(state, x, y, t, id, s);
       }
     });
@@ -283,7 +277,7 @@ class LawProposalSystem final : public ParticleSystem {
         for (std::size_t item = range.begin(); item != range.end(); ++item) {
           const std::size_t row = item / pairs, i = item % pairs;
           const State& state = particles_[groups_.leader(shared[b0 + row])];
-          const auto [x, y] = law_proposals::pair_at(i, m);
+          const auto [x, y] = unrank_pair(i, m);
           log_mass_[row][i] =
               pair_score(pair_scratch, shared[b0 + row], state, i, x, y, lambda, law, built);
         }
@@ -324,7 +318,7 @@ class LawProposalSystem final : public ParticleSystem {
             State& state = particles_[s];
             kernels::RandomStream stream(seed_, s, step + 1, step_key);
             const std::size_t i = law_proposals::draw_from_cumulative(cumulative, stream.uniform());
-            const auto [x, y] = law_proposals::pair_at(i, m);
+            const auto [x, y] = unrank_pair(i, m);
             const Law& law = law_of(state, i, x, y, lambda, scratch);
             const double delta = law.draw(stream.uniform());
             merge_live(state, x, y, state.time - delta, n_ + step, s);
@@ -431,7 +425,7 @@ class LawProposalSystem final : public ParticleSystem {
             if (bounds[i] > bounds[best]) best = i;
           }
         }
-        const auto [bx, by] = law_proposals::pair_at(best, m);
+        const auto [bx, by] = unrank_pair(best, m);
         bool built = false;
         const double cutoff = model_.log_mass(scratch, *state.live[bx], *state.live[by], lambda,
                                               state.time, law, built) -

@@ -542,20 +542,6 @@ double log_pair_likelihood(const StepContext& context, double eps, double offset
   return PairDensities(context).log_likelihood(eps, offset, duration);
 }
 
-std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m) {
-  // Pairs whose first position is below x: before(x) = x (2m - 1 - x) / 2 (an integer: one of
-  // x and 2m - 1 - x is even). x is the largest with before(x) <= index, near the smaller root
-  // of before(x) = index; rounding is corrected by the two loops (a step or none).
-  auto before = [m](std::size_t x) { return x * (2 * m - 1 - x) / 2; };
-  const double b = 2.0 * static_cast<double>(m) - 1.0;
-  const double root =
-      0.5 * (b - std::sqrt(std::max(0.0, b * b - 8.0 * static_cast<double>(index))));
-  std::size_t x = std::min(static_cast<std::size_t>(std::max(0.0, root)), m - 2);
-  while (x > 0 && before(x) > index) --x;
-  while (x + 2 < m && before(x + 1) <= index) ++x;
-  return {x, x + 1 + (index - before(x))};
-}
-
 void build_candidates(const ParticleState& state, const StepContext& context,
                       PairCandidates& candidates) {
   const LeafPairCache& cache = *context.cache;

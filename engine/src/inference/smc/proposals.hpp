@@ -13,6 +13,7 @@
 #include "kingman/kernels/rng.hpp"
 #include "kingman/options.hpp"
 #include "pair_cache.hpp"
+#include "pair_numbering.hpp"
 #include "particle_state.hpp"
 #include "shared_row_sums.hpp"
 #include "step_pair_tails.hpp"
@@ -90,10 +91,6 @@ void merge_clusters(const ClusterNode& a, const ClusterNode& b, double t, std::s
 // PriorPrior's incremental weight for a pair at squared distance eps with r_C = offset merged
 // after `duration`: log Z_C(delta) = log N(eps; 0, (r_C + 2 delta) Lambda).
 double log_pair_likelihood(const StepContext& context, double eps, double offset, double duration);
-
-// Live positions (x < y) of pair number `index` < m (m - 1) / 2 when the pairs of m live
-// clusters are numbered in lexicographic order (as build_candidates lists them), in O(1).
-std::pair<std::size_t, std::size_t> unrank_pair(std::size_t index, std::size_t m);
 
 // What earlier particles of the same state already computed for a chosen pair: its exact mass
 // and its truncated-GIG sampler (the closed-form envelope of gig_quick_sampler.hpp: exact draws,
