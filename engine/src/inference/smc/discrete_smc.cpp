@@ -21,6 +21,7 @@
 #include "discrete_particle_state.hpp"
 #include "kingman/error.hpp"
 #include "law_proposal_system.hpp"
+#include "prior_prior_system.hpp"
 #include "race_discrete.hpp"
 #include "smc_loop.hpp"
 
@@ -160,6 +161,10 @@ SmcResult run_smc(const DiscreteData& data, const SmcOptions& options) {
     if (options.proposal == Algorithm::race) {
       const auto system = detail::make_discrete_race_system(data, options);
       detail::run_smc_loop(*system, data.n, options, start, result);
+    } else if (options.proposal == Algorithm::priorprior) {
+      detail::PriorPriorSystem<detail::PriorPriorOnLawModel<DiscreteProposalModel>> system(options,
+                                                                                           data);
+      detail::run_smc_loop(system, data.n, options, start, result);
     } else {
       detail::LawProposalSystem<DiscreteProposalModel> system(DiscreteProposalModel(data), options);
       detail::run_smc_loop(system, data.n, options, start, result);

@@ -4,12 +4,13 @@
 // Brownian model with per-dimension messages (missing_smc.cpp). With m live clusters, lambda =
 // m(m-1)/2 and current time T, each step merges a pair C after a duration delta, and the
 // incremental weight is target over proposal, e^{-lambda delta} Z_C(T - delta) / f(delta, C):
-//   PriorPrior  delta ~ Exp(lambda), C uniform; alpha = Z_C(T - delta).
 //   PriorPost   delta ~ Exp(lambda), C ∝ Z_C(T - delta); alpha = (1/lambda) sum_C Z_C(T - delta).
 //   PostPost    C ∝ G_C, delta | C ~ e^{-lambda delta} Z_C(T - delta) / G_C (exact inversion);
 //               alpha = sum_C G_C, G_C = integral over [0, inf) of e^{-lambda delta} Z_C(T -
 //               delta).
 //   MPost1/2    C ∝ the model's approximate score, delta | C as PostPost's; alpha = G_C / q(C).
+// (PriorPrior, delta ~ Exp(lambda) and C uniform with alpha = Z_C(T - delta), runs these models
+// in its own system: prior_prior_system.hpp.)
 // Each particle's randomness comes from the stream (seed, particle, step + 1), and every value
 // a particle gets is a pure function of its state and its stream, so the thread count never
 // changes a result.
@@ -17,8 +18,8 @@
 // The model supplies (Model below stands for DiscreteProposalModel or MissingProposalModel):
 //   Node, Law (an AdaptiveDurationLaw), Scratch (a task's reusable storage);
 //   leaf_count(), fill_leaves(std::span<Node>) (the leaves, in nodes value-initialized in place);
-//   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged`, and
-//     merge_work(): its rough arithmetic cost (parallel_for.hpp's units);
+//   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged` (with
+//     merge_work(), its rough cost, also what PriorPrior's system needs);
 //   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
 //   prepare_step(lambda): before a PostPost step's masses;
 //   needs_law(scratch, a, b, T): whether the pair's mass comes from its law (step_pair_laws.hpp),
@@ -111,6 +112,9 @@ class LawProposalSystem final : public ParticleSystem {
         particles_(options.particles),
         next_(options.particles),
         shared_laws_(options.step_table_bytes) {
+    if (proposal_ == Algorithm::priorprior || proposal_ == Algorithm::race)
+      throw std::logic_error(
+          "LawProposalSystem: PriorPrior and the race have systems of their own");
     std::vector<const Node*> leaves;
     for (const Node& leaf :
          pool_.keep_block(n_, [&](std::span<Node> nodes) { model_.fill_leaves(nodes); }))
@@ -126,9 +130,9 @@ class LawProposalSystem final : public ParticleSystem {
     for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history;
     groups_.assign(std::span<const HistoryNode* const>(history_keys_));
     // Copies of a state list the same clusters: a sweep marks one list per group. (A binary
-    // PriorPrior run at n = 2 000 with 256 particles swept every 2.4 steps, each sweep reading
-    // every particle's list: 17 % of its time on 1 thread, and on 2 threads the run's only
-    // split loop.)
+    // PriorPrior run at n = 2 000 with 256 particles, then in this system, swept every 2.4
+    // steps, each sweep reading every particle's list: 17 % of its time on 1 thread, and on 2
+    // threads the run's only split loop.)
     pool_.collect_if_due(
         count, groups_.size(), [&](std::size_t g) -> const auto& {
           return particles_[groups_.leader(g)].live;
@@ -150,8 +154,8 @@ class LawProposalSystem final : public ParticleSystem {
     }
   }
 
-  // A copy moves the live list's m pointers: ~m / 4 in parallel_for.hpp's units, as in
-  // extend_prior. (At m, a binary PriorPrior run at n = 2 000 with 256 particles split its
+  // A copy moves the live list's m pointers: ~m / 4 in parallel_for.hpp's units. (At m, a
+  // binary PriorPrior run at n = 2 000 with 256 particles, then in this system, split its
   // resamplings from m = 1 024 on, its only split loops: 2 threads took 23 % more CPU time than
   // 1, the worker spinning after each, and no less wall time.)
   void resample(std::span<const std::size_t> ancestors) override {
@@ -163,27 +167,11 @@ class LawProposalSystem final : public ParticleSystem {
   }
 
  private:
-  // PriorPrior and PriorPost: the duration comes first, from the prior.
+  // PriorPost: the duration comes first, from the prior.
   void extend_prior(std::size_t step, std::span<double> log_alpha) {
     const std::size_t m = n_ - step, pairs = m * (m - 1) / 2, id = n_ + step;
     const double lambda = coalescent_rate(m), log_lambda = std::log(lambda);
     const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
-    if (proposal_ == Algorithm::priorprior) {
-      // One merge per particle: a step splits only where its merges are worth a fork and a
-      // join. (Every step used to split, and each task zeroed a PriorPost buffer of m^2 / 2
-      // doubles it never read: 39 % of a binary run's time at n = 2 000, more on 2 threads.)
-      // The live list's update moves up to m pointers: ~m / 4 in these units.
-      parallel_for_work(0, particles_.size(), model_.merge_work() + m / 4, [&](const auto& range) {
-        for (std::size_t s = range.begin(); s != range.end(); ++s) {
-          State& state = particles_[s];
-          kernels::RandomStream stream(seed_, s, step + 1, step_key);
-          const double t = state.time - stream.exponential() / lambda;
-          const auto [x, y] = unrank_pair(stream.below(pairs), m);
-          log_alpha[s] = merge_live(state, x, y, t, id, s);
-        }
-      });
-      return;
-    }
     parallel_for_range(0, particles_.size(), [&](const auto& range) {
       typename Model::Scratch scratch;
       std::vector<double> log_z(pairs), cumulative;

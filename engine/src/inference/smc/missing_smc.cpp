@@ -25,6 +25,7 @@
 #include "kingman/model/coalescent_prior.hpp"
 #include "law_proposal_system.hpp"
 #include "live_particle_state.hpp"
+#include "prior_prior_system.hpp"
 #include "race_engine.hpp"
 #include "rate_one_pair.hpp"
 
@@ -463,6 +464,10 @@ std::unique_ptr<ParticleSystem> make_missing_data_system(const WhitenedData& dat
     if (low < high) largest += (high - low) * (high - low);
   }
   largest = std::max(largest, 1e-300);
+  if (options.proposal == Algorithm::priorprior) {
+    return std::make_unique<PriorPriorSystem<PriorPriorOnLawModel<MissingProposalModel>>>(
+        options, data, leaf_variance, largest, coalescent_rate(data.n));
+  }
   return std::make_unique<LawProposalSystem<MissingProposalModel>>(
       MissingProposalModel(data, leaf_variance, largest, coalescent_rate(data.n)), options);
 }

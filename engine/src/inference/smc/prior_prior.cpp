@@ -1,255 +1,56 @@
-// PriorPrior's particle system. A particle's live clusters are a shared, immutable base list
-// plus the few merges made since (PatchedLiveList): a resampled copy shares its ancestor's
-// base, a merge appends a patch, and a list is written out in full only when copies of one
-// state are about to diverge or its patches grow long. At n = 2400 with 256 particles,
-// resampled at almost every step down to a few ancestors, that writes a few lists per step
-// instead of one per particle. Every draw is the one the generic proposals make
-// (proposals.cpp: the same streams, pair numbering, weight and merge), so results are the
-// same to the bit.
+// PriorPrior's particle system (prior_prior_system.hpp) on the Brownian model with complete
+// data: pair distances from the leaf cache where both clusters are leaves, merged nodes reused
+// from the pool's spares.
 #include "prior_prior.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
+#include <memory>
 #include <span>
-#include <string>
-#include <vector>
 
-#include "../../scheduler/parallel_for.hpp"
-#include "cluster_pool.hpp"
-#include "history_pool.hpp"
-#include "kingman/error.hpp"
-#include "kingman/kernels/rng.hpp"
-#include "kingman/model/coalescent_prior.hpp"
-#include "live_particle_state.hpp"
 #include "pair_cache.hpp"
 #include "particle_state.hpp"
+#include "prior_prior_system.hpp"
 #include "proposals.hpp"
-#include "state_groups.hpp"
 
 namespace kingman::detail {
 
 namespace {
 
-// A list of live clusters shared by the particles that were copies of one state.
-struct LiveBase {
-  std::vector<const ClusterNode*> clusters;
-  mutable std::uint64_t mark = 0;  // PriorPriorSystem's sweeps (bases are otherwise immutable)
-};
-
-// Patches a particle may collect before its list is written out: a lookup walks them all.
-constexpr std::size_t kMostPatches = 16;
-
-// The live clusters of a particle: base with each merge since applied in order (merge k put
-// its cluster at position x_k and removed position y_k > x_k of the list as it was then).
-struct PatchedLiveList {
-  const LiveBase* base = nullptr;
-  std::vector<std::uint32_t> x, y;
-  std::vector<const ClusterNode*> made;  // merge k's cluster
-
-  std::size_t size() const { return base->clusters.size() - made.size(); }
-
-  // Position i of the list, traced back through the merges to the base.
-  const ClusterNode* at(std::size_t i) const {
-    for (std::size_t k = made.size(); k-- > 0;) {
-      if (i >= y[k]) {
-        ++i;
-      } else if (i == x[k]) {
-        return made[k];
-      }
-    }
-    return base->clusters[i];
-  }
-
-  // The whole list, written into `out`: the base with the merged clusters in place and the
-  // removed positions left out, in one pass.
-  void write_out(std::vector<const ClusterNode*>& out) const {
-    out = base->clusters;
-    thread_local std::vector<std::size_t> removed;
-    removed.clear();
-    for (std::size_t k = 0; k < made.size(); ++k) {
-      out[base_position(x[k], k)] = made[k];
-      removed.push_back(base_position(y[k], k));
-    }
-    std::sort(removed.begin(), removed.end());
-    std::size_t kept = 0, next = 0;
-    for (std::size_t b = 0; b < out.size(); ++b) {
-      if (next < removed.size() && removed[next] == b) {
-        ++next;
-        continue;
-      }
-      out[kept++] = out[b];
-    }
-    out.resize(kept);
-  }
-
-  void add(std::size_t at_x, std::size_t at_y, const ClusterNode* cluster) {
-    x.push_back(static_cast<std::uint32_t>(at_x));
-    y.push_back(static_cast<std::uint32_t>(at_y));
-    made.push_back(cluster);
-  }
-
-  void rebase(const LiveBase* new_base) {
-    base = new_base;
-    x.clear();
-    y.clear();
-    made.clear();
-  }
-
- private:
-  // The base position of position i of the list as it was before merge `upto`.
-  std::size_t base_position(std::size_t i, std::size_t upto) const {
-    for (std::size_t k = upto; k-- > 0;)
-      if (i >= y[k]) ++i;
-    return i;
-  }
-};
-
-struct PriorState {
-  PatchedLiveList live;
-  const HistoryNode* history = nullptr;  // HistoryPool's
-  double time = 0.0;
-};
-
-class PriorPriorSystem final : public ParticleSystem {
+class BrownianPriorPriorModel {
  public:
-  PriorPriorSystem(const WhitenedData& data, double leaf_variance, const SmcOptions& options)
-      : seed_(options.seed),
+  using Node = ClusterNode;
+  static constexpr bool kReusesNodes = true;
+
+  BrownianPriorPriorModel(const WhitenedData& data, double leaf_variance)
+      : data_(&data),
+        leaf_variance_(leaf_variance),
         cache_(data, LeafPairs::on_demand),
-        context_{Algorithm::priorprior, data.n, data.d, data.log_det_lambda, &cache_},
-        particles_(options.particles),
-        next_(options.particles) {
-    auto first = std::make_unique<LiveBase>();
-    for (const ClusterNode& leaf : pool_.keep_block(data.n, [&](std::span<ClusterNode> leaves) {
-           fill_leaves(data, leaf_variance, leaves);
-         }))
-      first->clusters.push_back(&leaf);
-    for (PriorState& p : particles_) p.live.base = first.get();
-    bases_.push_back(std::move(first));
-  }
+        context_{Algorithm::priorprior, data.n, data.d, data.log_det_lambda, &cache_} {}
+  // context_ points into the model.
+  BrownianPriorPriorModel(const BrownianPriorPriorModel&) = delete;
+  BrownianPriorPriorModel& operator=(const BrownianPriorPriorModel&) = delete;
 
-  void extend(std::size_t step, std::span<double> log_alpha) override {
-    const std::size_t count = particles_.size();
-    history_keys_.resize(count);
-    for (std::size_t s = 0; s < count; ++s) history_keys_[s] = particles_[s].history;
-    groups_.assign(std::span<const HistoryNode* const>(history_keys_));
-    sweep_clusters_if_due(count);
-    history_.start_step(count, [&](std::size_t s) { return particles_[s].history; });
-    created_.resize(count);
-    for (auto& node : created_) node = pool_.take_spare();
-    new_bases_.resize(groups_.size());
-    const std::vector<std::size_t>& members = groups_.members();
-    const std::size_t m = particles_.front().live.size();
-    // A group's list is written out once (O(m)) when its copies are about to diverge or its
-    // patches are many; each member's draw is O(d + patches). The draw's cost for
-    // parallel_for_work is set so that a step splits only from ~1800 particles at d = 20:
-    // at n = 2400 with 256 particles (a 64 us step) splitting gave no speedup on 2 threads and
-    // cost 61 % more CPU time (bench/RESULTS.md), so steps of that size run on one thread.
-    const std::size_t per_particle = 4 * (context_.dims + kMostPatches);
-    const std::size_t per_group = m + per_particle * (count / groups_.size());
-    // Every particle's stream this step has the same key (rng.hpp): derived once.
-    const kernels::RandomStream::Key step_key = kernels::RandomStream::key(seed_, step + 1);
-    parallel_for_work(0, groups_.size(), per_group, [&](const auto& range) {
-      for (std::size_t g = range.begin(); g != range.end(); ++g) {
-        const std::size_t begin = groups_.member_begin(g), end = groups_.member_begin(g + 1);
-        const PatchedLiveList& shared = particles_[groups_.leader(g)].live;
-        new_bases_[g].reset();
-        if ((end - begin > 1 && !shared.made.empty()) || shared.made.size() >= kMostPatches) {
-          auto base = std::make_unique<LiveBase>();
-          shared.write_out(base->clusters);
-          for (std::size_t k = begin; k < end; ++k) particles_[members[k]].live.rebase(base.get());
-          new_bases_[g] = std::move(base);
-        }
-        parallel_for_work(begin, end, per_particle, [&](const auto& chunk) {
-          for (std::size_t k = chunk.begin(); k != chunk.end(); ++k) {
-            const std::size_t s = members[k];
-            log_alpha[s] = draw_and_merge(step, s, step_key);
-          }
-        });
-      }
-    });
-    for (auto& cluster : created_) pool_.adopt(std::move(cluster));
-    for (auto& base : new_bases_)
-      if (base) bases_.push_back(std::move(base));
-    free_unused_bases();
+  std::size_t leaf_count() const { return data_->n; }
+  void fill_leaves(std::span<Node> leaves) const {
+    detail::fill_leaves(*data_, leaf_variance_, leaves);
   }
+  // A draw reads two means and writes one: 4 per dimension.
+  std::size_t merge_work() const { return 4 * data_->d; }
 
-  void resample(std::span<const std::size_t> ancestors) override {
-    // A copy is a base pointer and at most kMostPatches patches.
-    resample_particles(particles_, next_, ancestors, 4 * kMostPatches);
-  }
-
-  MergeTree tree(std::size_t particle) const override {
-    return live_merge_tree(particles_[particle], context_.leaf_count);
-  }
-
- private:
-  // As draw_and_merge's PriorPrior case (proposals.cpp): duration from the prior, a uniform
-  // pair, weight Z_C(delta).
-  double draw_and_merge(std::size_t step, std::size_t s, const kernels::RandomStream::Key& key) {
-    PriorState& state = particles_[s];
-    kernels::RandomStream stream(seed_, s, step + 1, key);
-    const std::size_t m = state.live.size();
-    const double lambda = coalescent_rate(m);
-    const std::size_t count = m * (m - 1) / 2;
-    const double duration = stream.exponential() / lambda;
-    const auto [x, y] = unrank_pair(static_cast<std::size_t>(stream.below(count)), m);
-    const ClusterNode& a = *state.live.at(x);
-    const ClusterNode& b = *state.live.at(y);
-    const double offset = a.offset() + b.offset() - 2.0 * state.time;
+  // As draw_and_merge's PriorPrior case (proposals.cpp).
+  double merge(const Node& a, const Node& b, double time, double duration, std::size_t id,
+               std::unique_ptr<Node>& merged) const {
+    const double offset = a.offset() + b.offset() - 2.0 * time;
     const double log_alpha = log_pair_likelihood(context_, cache_.eps(a, b), offset, duration);
-    const double t = state.time - duration;
-    std::unique_ptr<ClusterNode>& merged = created_[s];
-    if (!merged) merged = std::make_unique<ClusterNode>();
-    merge_clusters(a, b, t, context_.leaf_count + step, context_.dims, *merged);
-    append_merge(state.history, history_.node(s),
-                 Merge{std::min(a.id, b.id), std::max(a.id, b.id), -t});
-    state.live.add(x, y, merged.get());
-    state.time = t;
-    if (std::isnan(log_alpha) || log_alpha == std::numeric_limits<double>::infinity()) {
-      throw NumericalError("step " + std::to_string(step + 1) +
-                           ": the incremental weight of priorprior is not finite");
-    }
+    if (!merged) merged = std::make_unique<Node>();
+    merge_clusters(a, b, time - duration, id, context_.dims, *merged);
     return log_alpha;
   }
 
-  // The pool's sweep marks the clusters of every base in use once, and each particle's own
-  // merged clusters.
-  void sweep_clusters_if_due(std::size_t count) {
-    const std::uint64_t epoch = ++epoch_;
-    lists_.clear();
-    for (const PriorState& p : particles_) {
-      const LiveBase& base = *p.live.base;
-      if (base.mark != epoch) {
-        base.mark = epoch;
-        lists_.emplace_back(base.clusters);
-      }
-      if (!p.live.made.empty()) lists_.emplace_back(p.live.made);
-    }
-    pool_.collect_if_due(count, lists_.size(), [&](std::size_t i) { return lists_[i]; });
-  }
-
-  void free_unused_bases() {
-    const std::uint64_t epoch = ++epoch_;
-    for (const PriorState& p : particles_) p.live.base->mark = epoch;
-    std::erase_if(bases_,
-                  [epoch](const std::unique_ptr<LiveBase>& base) { return base->mark != epoch; });
-  }
-
-  std::uint64_t seed_;
+ private:
+  const WhitenedData* data_;
+  double leaf_variance_;
   LeafPairCache cache_;
   StepContext context_;
-  std::vector<PriorState> particles_, next_;
-  ClusterPool<ClusterNode> pool_{/*reuse=*/true};
-  HistoryPool history_;                               // every particle's merges
-  std::vector<std::unique_ptr<LiveBase>> bases_;      // every base some particle may use
-  std::vector<std::unique_ptr<LiveBase>> new_bases_;  // by group, in extend
-  std::vector<std::unique_ptr<ClusterNode>> created_;
-  std::vector<const HistoryNode*> history_keys_;
-  StateGroups groups_;
-  std::vector<std::span<const ClusterNode* const>> lists_;  // what a sweep marks
-  std::uint64_t epoch_ = 0;
 };
 
 }  // namespace
@@ -257,7 +58,7 @@ class PriorPriorSystem final : public ParticleSystem {
 std::unique_ptr<ParticleSystem> make_prior_prior_system(const WhitenedData& data,
                                                         double leaf_variance,
                                                         const SmcOptions& options) {
-  return std::make_unique<PriorPriorSystem>(data, leaf_variance, options);
+  return std::make_unique<PriorPriorSystem<BrownianPriorPriorModel>>(options, data, leaf_variance);
 }
 
 }  // namespace kingman::detail
