@@ -193,7 +193,7 @@ TEST(DiscreteData, GivenEquilibriumAndRates) {
 
 // Messages stay normalized (q . M = 1) and the tree density equals Felsenstein pruning with an
 // explicit transition matrix, on random trees, with and without missing entries, binary and
-// multinomial, common and per-column rates.
+// multinomial, common and per-column rates (all different, or in runs).
 TEST(DiscreteMessages, TreeDensityMatchesPruning) {
   double worst = 0.0;
   for (unsigned seed = 1; seed <= 12; ++seed) {
@@ -205,6 +205,12 @@ TEST(DiscreteMessages, TreeDensityMatchesPruning) {
     if (seed % 4 == 1) {
       std::vector<double> rates;
       for (std::size_t j = 0; j < d; ++j) rates.push_back(0.3 + 0.5 * static_cast<double>(j));
+      options.mutation_rates = rates;
+    } else if (seed % 4 == 3) {
+      // Runs of equal rates that change and come back (a merge reuses a rate's factors only
+      // while it lasts).
+      std::vector<double> rates;
+      for (std::size_t j = 0; j < d; ++j) rates.push_back(j / 2 % 2 == 0 ? 0.6 : 1.7);
       options.mutation_rates = rates;
     }
     const DiscreteData data =
