@@ -66,9 +66,9 @@ class ClusterPool {
   // then filled in place by fill(std::span<Node>), so that Node need not be movable (one with a
   // std::once_flag is not). At most one block per pool. Sweeps recognise its clusters by address
   // and pass over them without reading them: at n = 2400 the leaves were most of what a
-  // PriorPrior sweep read, a cache miss each, and in a binary PriorPrior run at n = 2 000 with
-  // 256 particles, whose leaves were separate nodes, the sweeps' marks made 2 threads cost 18 %
-  // more CPU time than 1 (bench/RESULTS.md, Engine: SMC, twenty-eighth session).
+  // PriorPrior sweep read, a cache miss each. (In a binary run at n = 2 000 with 256 particles,
+  // whose leaves were separate nodes, the sweep fell from 22.5 % to 17.4 % of the time with
+  // them in a block: bench/RESULTS.md, Engine: SMC, twenty-eighth session.)
   template <typename Fill>
   std::span<const Node> keep_block(std::size_t count, const Fill& fill) {
     if (block_) throw std::logic_error("ClusterPool: a second block of kept clusters");
