@@ -33,12 +33,16 @@ struct ToyNode {
   std::once_flag cannot_move;
 };
 
-// A law-proposal model's PriorPrior part: leaves, merge (a new node every time) and its cost.
-// The weight depends on both clusters, their order and the merge time, so a wrong pair, a
-// swapped pair or a wrong time changes it.
+// A law-proposal model's PriorPrior part: leaves, merge and its cost. The weight depends on
+// both clusters, their order and the merge time, so a wrong pair, a swapped pair or a wrong
+// time changes it. With kFillsSpares its merge fills the node it is handed (a spare of the
+// system's pool, holding a cluster freed earlier), as the binary model's does; without, it
+// makes a new one, as the missing-entry model's does.
+template <bool kFillsSpares>
 class ToyLawModel {
  public:
   using Node = ToyNode;
+  static constexpr bool kMergeFillsSpareNodes = kFillsSpares;
 
   explicit ToyLawModel(std::vector<double> values) : values_(std::move(values)) {}
 
@@ -53,7 +57,7 @@ class ToyLawModel {
 
   double merge(const Node& a, const Node& b, double t, std::size_t id,
                std::unique_ptr<Node>& merged) const {
-    merged = std::make_unique<Node>();
+    if (!kFillsSpares || !merged) merged = std::make_unique<Node>();
     merged->id = id;
     merged->time = t;
     merged->value = 0.75 * a.value + 0.25 * b.value + t;
@@ -67,30 +71,33 @@ class ToyLawModel {
 using ToyState = LiveParticleState<ToyNode>;
 
 // The flat-list step (the law-proposal system's PriorPrior step before prior_prior_system.hpp).
-double flat_step(const ToyLawModel& model, ToyState& state, std::size_t step, std::size_t s,
+template <class Model>
+double flat_step(const Model& model, ToyState& state, std::size_t step, std::size_t s,
                  std::uint64_t seed, std::vector<std::unique_ptr<ToyNode>>& nodes,
                  testing_support::StepRecords& records) {
   const std::size_t m = state.live.size(), pairs = m * (m - 1) / 2;
   kernels::RandomStream stream(seed, s, step + 1);
   const double t = state.time - stream.exponential() / coalescent_rate(m);
   const auto [x, y] = unrank_pair(stream.below(pairs), m);
-  std::unique_ptr<ToyNode> merged;
+  std::unique_ptr<ToyNode> merged;  // a new node each time
   const double log_z =
       model.merge(*state.live[x], *state.live[y], t, model.leaf_count() + step, merged);
   record_merge(state, x, y, std::move(merged), nodes.emplace_back(), records.merge());
   return log_z;
 }
 
+template <bool kFillsSpares>
 void expect_same_run(std::size_t n, std::size_t particles, bool resample, std::uint64_t seed) {
+  using Model = ToyLawModel<kFillsSpares>;
   std::vector<double> values(n);
   for (std::size_t i = 0; i < n; ++i) values[i] = std::sin(1.7 * static_cast<double>(i) + 0.3);
   SmcOptions options;
   options.proposal = Algorithm::priorprior;
   options.particles = particles;
   options.seed = seed;
-  PriorPriorSystem<PriorPriorOnLawModel<ToyLawModel>> system(options, values);
+  PriorPriorSystem<PriorPriorOnLawModel<Model>> system(options, values);
 
-  const ToyLawModel model(values);
+  const Model model(values);
   std::vector<ToyNode> leaves(n);
   model.fill_leaves(leaves);
   ToyState first;
@@ -131,13 +138,15 @@ void expect_same_run(std::size_t n, std::size_t particles, bool resample, std::u
 }
 
 TEST(PriorPriorOnLawModel, DrawsWhatTheFlatListStepDraws) {
-  expect_same_run(60, 9, true, 31);
+  expect_same_run<false>(60, 9, true, 31);
+  expect_same_run<true>(60, 9, true, 31);  // merges into spare nodes
 }
 
 // One particle, never resampled: more merges than a list keeps as patches, so its lookups run
 // through many patches and its list is written out alone.
 TEST(PriorPriorOnLawModel, OneParticleWithoutResamplingMatchesTheFlatListStep) {
-  expect_same_run(50, 1, false, 8);
+  expect_same_run<false>(50, 1, false, 8);
+  expect_same_run<true>(50, 1, false, 8);
 }
 
 }  // namespace

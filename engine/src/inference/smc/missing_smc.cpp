@@ -77,6 +77,9 @@ class MissingDataModel {
     }
   }
 
+  // A new node per merge: a spare would bring a spent terms_once and stale MPost2 terms.
+  static constexpr bool kMergeFillsSpareNodes = false;
+
   double merge(const Node& a, const Node& b, double t, std::size_t id,
                std::unique_ptr<Node>& merged) const {
     merged = std::make_unique<Node>();

@@ -278,14 +278,15 @@ class PriorPriorSystem final : public ParticleSystem {
   std::uint64_t epoch_ = 0;
 };
 
-// A law-proposal model (law_proposal_system.hpp), whose merge(a, b, t, id, merged) makes a new
-// node and returns log Z_C at t, as PriorPriorSystem's Model: the binary / multinomial model
-// and the Brownian model with per-dimension messages.
+// A law-proposal model (law_proposal_system.hpp), whose merge(a, b, t, id, merged) returns
+// log Z_C at t, as PriorPriorSystem's Model: the binary / multinomial model and the Brownian
+// model with per-dimension messages. LawModel::kMergeFillsSpareNodes says whether its merge
+// fills a node it is handed (then the pool keeps spares) or always makes a new one.
 template <class LawModel>
 class PriorPriorOnLawModel : public LawModel {
  public:
   using Node = typename LawModel::Node;
-  static constexpr bool kReusesNodes = false;
+  static constexpr bool kReusesNodes = LawModel::kMergeFillsSpareNodes;
   using LawModel::LawModel;
 
   double merge(const Node& a, const Node& b, double time, double duration, std::size_t id,
