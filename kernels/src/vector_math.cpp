@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "simd_copies.hpp"
+#include "simd_lanes.hpp"
 #include "vector_math_detail.hpp"
 
 namespace kingman::kernels {
@@ -106,6 +107,34 @@ struct WeightedSumKernel {
   }
 };
 
+struct MultiplyAffineFactorsKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(double* product, const double* a, const double* b,
+                                         std::size_t size, const double* c, std::size_t count) {
+    using Eight = simd::Lanes<8, W>;
+    // Sixteen lanes at a time where there are: two independent chains of multiplications, so
+    // that one's latency overlaps the other's.
+    std::size_t i = 0;
+    for (; i + 16 <= size; i += 16) {
+      Eight first = Eight::load(product + i), second = Eight::load(product + i + 8);
+      const Eight a_first = Eight::load(a + i), a_second = Eight::load(a + i + 8);
+      const Eight b_first = Eight::load(b + i), b_second = Eight::load(b + i + 8);
+      for (std::size_t k = 0; k < count; ++k) {
+        first *= a_first + b_first * c[k];
+        second *= a_second + b_second * c[k];
+      }
+      first.store(product + i);
+      second.store(product + i + 8);
+    }
+    for (; i < size; i += 8) {
+      Eight lanes = Eight::load(product + i);
+      const Eight a_lanes = Eight::load(a + i), b_lanes = Eight::load(b + i);
+      for (std::size_t k = 0; k < count; ++k) lanes *= a_lanes + b_lanes * c[k];
+      lanes.store(product + i);
+    }
+  }
+};
+
 }  // namespace
 
 void log_array(const double* x, double* out, std::size_t count) {
@@ -131,6 +160,11 @@ double max_array(const double* x, std::size_t count) {
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
                   std::size_t count) {
   detail::run_in_copy<WeightedSumKernel>(wa, a, wb, b, out, count);
+}
+
+void multiply_affine_factors(double* product, const double* a, const double* b, std::size_t size,
+                             const double* c, std::size_t count) {
+  detail::run_in_copy<MultiplyAffineFactorsKernel>(product, a, b, size, c, count);
 }
 
 }  // namespace kingman::kernels

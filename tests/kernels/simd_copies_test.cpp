@@ -192,6 +192,25 @@ TEST(SimdCopies, ElementwiseKernelsAgree) {
   }
 }
 
+TEST(SimdCopies, AffineFactorProductsAgree) {
+  // One and two blocks of sixteen lanes, a lone block of eight after them; no factor, one, and
+  // more than a block of columns.
+  for (const std::size_t size : {8u, 16u, 24u, 40u}) {
+    for (const std::size_t count : {0u, 1u, 9u, 20u}) {
+      const std::vector<double> a = normal_values(size, 0.5, 0.2, size + 3);
+      const std::vector<double> b = normal_values(size, 0.5, 0.2, size + 5);
+      const std::vector<double> c = normal_values(count, 1.0, 0.7, count + 7);
+      expect_same_bits_in_every_copy(
+          [&] {
+            std::vector<double> product = normal_values(size, 1.0, 0.1, size + 11);
+            multiply_affine_factors(product.data(), a.data(), b.data(), size, c.data(), count);
+            return product;
+          },
+          "affine factor products");
+    }
+  }
+}
+
 TEST(SimdCopies, BesselTermsAndGigIntegralsAgree) {
   // The batched Bessel terms (inside and outside the fitted range, every batch length's tail)
   // and the GIG kernels whose panels and Laguerre nodes run in the copies.

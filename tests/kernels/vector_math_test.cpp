@@ -230,6 +230,35 @@ TEST(VectorMath, WeightedSumRoundsEachProductThenTheSum) {
   }
 }
 
+// Each lane multiplies in its factors in column order, each factor a product rounded and then a
+// sum (a fused multiply-add would differ in the last bit for most of these); lanes do not mix.
+TEST(VectorMath, AffineFactorProductsAreTheScalarLoop) {
+  std::mt19937_64 engine(37);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (std::size_t size : {8, 16, 24, 48}) {
+    for (std::size_t count : {0, 1, 8, 20}) {
+      std::vector<double> a(size), b(size), c(count), product(size);
+      for (std::size_t i = 0; i < size; ++i) {
+        a[i] = unit(engine);
+        b[i] = 1.0 - a[i] * unit(engine);
+        product[i] = 0.5 + unit(engine);
+      }
+      for (double& value : c) value = 3.0 * unit(engine);
+      std::vector<double> expected = product;
+      for (std::size_t i = 0; i < size; ++i) {
+        for (std::size_t k = 0; k < count; ++k) {
+          const volatile double scaled = b[i] * c[k];
+          const volatile double factor = a[i] + scaled;
+          expected[i] = expected[i] * factor;
+        }
+      }
+      multiply_affine_factors(product.data(), a.data(), b.data(), size, c.data(), count);
+      for (std::size_t i = 0; i < size; ++i)
+        ASSERT_EQ(product[i], expected[i]) << size << " " << count << " " << i;
+    }
+  }
+}
+
 // The batch is the scalar reference's arithmetic in SIMD lanes and passes over a chunk: every
 // length (partial groups and chunks), every offset, arguments on both sides of the fitted
 // range (and at its ends), and in place, give log_term's bits.

@@ -35,4 +35,13 @@ double max_array(const double* x, std::size_t count);
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
                   std::size_t count);
 
+// product[i] *= (a[i] + b[i] c[0]) (a[i] + b[i] c[1]) ... (a[i] + b[i] c[count - 1]) for
+// i < size, a multiple of 8 (callers pad with a = 1, b = 0, which leaves the product as it is).
+// Each factor is rounded as a product and then a sum (never fused) and multiplied in in the
+// order of c, so every lane gets the scalar loop's bits. The products stay in registers across
+// the factors: the binary model's pair masses, one product per Gauss-Jacobi node and a factor
+// per column (discrete_pair_mass.cpp). `product` must not overlap a, b or c.
+void multiply_affine_factors(double* product, const double* a, const double* b, std::size_t size,
+                             const double* c, std::size_t count);
+
 }  // namespace kingman::kernels
