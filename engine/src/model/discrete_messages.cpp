@@ -1,6 +1,7 @@
 #include "kingman/model/discrete_messages.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -128,6 +129,22 @@ DiscretePair::DiscretePair(std::vector<double> overlaps, std::vector<double> rat
       std::all_of(rate_.begin(), rate_.end(), [&](double rate) { return rate == rate_.front(); });
 }
 
+namespace {
+
+// Whether the count values are all the same, by their bits, or-ed, so that the loop vectorizes
+// (compared as doubles one by one, this was a third of DiscretePair::assign's time on binary
+// data). Rates are positive and finite (DiscreteData), where equal bits are equal values.
+bool all_same_bits(const double* values, std::size_t count) {
+  if (count == 0) return true;
+  const std::uint64_t first = std::bit_cast<std::uint64_t>(values[0]);
+  std::uint64_t differing = 0;
+  for (std::size_t k = 1; k < count; ++k)
+    differing |= std::bit_cast<std::uint64_t>(values[k]) ^ first;
+  return differing == 0;
+}
+
+}  // namespace
+
 void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, DiscreteClusterView r) {
   latest_time_ = std::min(l.time, r.time);
   time_sum_ = l.time + r.time;
@@ -138,16 +155,42 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
   // which no predictor learns. (An unobserved column's message is all ones: finite.)
   overlap_.resize(data.d);
   rate_.resize(data.d);
+  double* const overlap = overlap_.data();
+  double* const rate = rate_.data();
+  const double* const mutation_rate = data.mutation_rate.data();
   std::size_t shared = 0;
-  for (std::size_t j = 0; j < data.d; ++j) {
-    overlap_[shared] = discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count);
-    rate_[shared] = data.mutation_rate[j];
-    shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
+  if (k_count == 2) {
+    // Binary data, the PostPost and race pair masses' common case: discrete_overlap's sum with
+    // its two terms written out ((0 + a) + b is a + b exactly), for every column in one pass that
+    // vectorizes, then the columns that not both clusters observe taken out (none, on complete
+    // data).
+    const double* const q = data.q(0);
+    for (std::size_t j = 0; j < data.d; ++j) {
+      overlap[j] = q[2 * j] * l.message[2 * j] * r.message[2 * j] +
+                   q[2 * j + 1] * l.message[2 * j + 1] * r.message[2 * j + 1];
+      shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
+    }
+    std::copy(mutation_rate, mutation_rate + data.d, rate);
+    if (shared < data.d) {
+      shared = 0;
+      for (std::size_t j = 0; j < data.d; ++j) {
+        overlap[shared] = overlap[j];
+        rate[shared] = rate[j];
+        shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
+      }
+    }
+  } else {
+    for (std::size_t j = 0; j < data.d; ++j) {
+      overlap[shared] = discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count);
+      rate[shared] = mutation_rate[j];
+      shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
+    }
   }
   overlap_.resize(shared);
   rate_.resize(shared);
-  common_rate_ =
-      std::all_of(rate_.begin(), rate_.end(), [&](double rate) { return rate == rate_.front(); });
+  // Where every column is shared, the rates are the data's own, which the copy was just written
+  // from: read there, the check does not wait on the copy's stores.
+  common_rate_ = all_same_bits(shared == data.d ? mutation_rate : rate, shared);
 }
 
 double DiscretePair::log_local_likelihood(double t) const {

@@ -1,13 +1,19 @@
 #include "discrete_pair_mass.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
+
+namespace {
+std::atomic<std::uint64_t> next_identity{1};
+}  // namespace
 
 bool DiscretePairMasses::supports(double rate, double mutation_rate) {
   const double exponent = rate / (2.0 * mutation_rate) - 1.0;
@@ -15,7 +21,10 @@ bool DiscretePairMasses::supports(double rate, double mutation_rate) {
 }
 
 DiscretePairMasses::DiscretePairMasses(double rate, double mutation_rate, std::size_t columns)
-    : rate_(rate), mutation_rate_(mutation_rate), max_varying_(std::min(columns, kMaxColumns)) {
+    : rate_(rate),
+      mutation_rate_(mutation_rate),
+      max_varying_(std::min(columns, kMaxColumns)),
+      identity_(next_identity.fetch_add(1, std::memory_order_relaxed)) {
   if (!supports(rate, mutation_rate)) {
     throw OptionError("pair masses: no Gauss-Jacobi rule for the rate " + std::to_string(rate) +
                       " and mutation rate " + std::to_string(mutation_rate));
@@ -34,38 +43,63 @@ bool DiscretePairMasses::handles(const DiscretePair& pair) const {
 double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time) const {
   // log x0 = lambda_c (2 T0 - t_l - t_r) <= 0, and x0 and 1 - x0 each to relative precision.
   const double log_x0 = mutation_rate_ * std::min(2.0 * start_time - pair.time_sum(), 0.0);
-  const double x0 = std::exp(log_x0), u0 = -std::expm1(log_x0);
   const std::size_t nodes = rule_.node.size();
   const std::size_t columns = pair.shared_columns();
   // P at every node at once, column by column: the nodes' products are independent chains of
   // multiplications, which the processor overlaps (one product at a time would wait on each
-  // multiplication's latency). Factor of column d at node i: (1 - x0 v_i) + x0 v_i S_d, with
-  // 1 - x0 v_i = (1 - x0) + x0 (1 - v_i).
-  thread_local std::vector<double> x, one_minus_x, product, folded;
-  x.resize(nodes);
-  one_minus_x.resize(nodes);
-  product.assign(nodes, 1.0);
-  folded.assign(nodes, 0.0);
-  for (std::size_t i = 0; i < nodes; ++i) {
-    x[i] = x0 * rule_.complement[i];
-    one_minus_x[i] = u0 + x0 * rule_.node[i];
+  // multiplication's latency), in the SIMD lanes of multiply_affine_factors, which keeps them in
+  // registers across a block of columns. Factor of column d at node i: (1 - x0 v_i) + x0 v_i S_d,
+  // with 1 - x0 v_i = (1 - x0) + x0 (1 - v_i). The lanes beyond the last node hold factors of 1.
+  // The per-node parts depend on the pair only through log x0, which every pair of two leaves
+  // (or of two clusters of equal time sums) shares: they are kept for the last log x0 and rule.
+  const std::size_t lanes = (nodes + 7) / 8 * 8;
+  struct NodeParts {
+    std::uint64_t identity = 0;  // no rule set's
+    double log_x0 = 0.0;
+    std::vector<double> x, one_minus_x;
+  };
+  thread_local NodeParts parts;
+  thread_local std::vector<double> product, folded;
+  if (parts.identity != identity_ || parts.log_x0 != log_x0) {
+    const double x0 = std::exp(log_x0), u0 = -std::expm1(log_x0);
+    parts.x.assign(lanes, 0.0);
+    parts.one_minus_x.assign(lanes, 1.0);
+    for (std::size_t i = 0; i < nodes; ++i) {
+      parts.x[i] = x0 * rule_.complement[i];
+      parts.one_minus_x[i] = u0 + x0 * rule_.node[i];
+    }
+    parts.identity = identity_;
+    parts.log_x0 = log_x0;
   }
+  const std::vector<double>& x = parts.x;
+  const std::vector<double>& one_minus_x = parts.one_minus_x;
+  product.assign(lanes, 1.0);
+  folded.assign(nodes, 0.0);
   // Products are kept in range by folding them into `folded` (their logs) when they leave
   // [1e-150, 1e150], checked after every `block` columns: each factor lies between
-  // min_i (1 - x0 v_i) (the first node's, nodes ascending in u) and max(1, max S_d), so eight
-  // factors move a product by less than 1e150 either way when those bounds are within
-  // [1e-18, 1e18]; otherwise after every column.
-  double largest_overlap = 1.0;
-  for (std::size_t k = 0; k < columns; ++k)
-    largest_overlap = std::max(largest_overlap, pair.overlap(k));
-  const std::size_t block = nodes > 0 && largest_overlap <= 1e18 && one_minus_x[0] >= 1e-18 ? 8 : 1;
+  // min_i (1 - x0 v_i) (the first node's, nodes ascending in u) and max(1, max S_d), so `block`
+  // factors within [10^-s, 10^s] (block s <= 144) move a product by at most 10^144 and leave
+  // it a normal number. The first block starts from products of 1, so it cannot leave the range
+  // and needs no check: with the factors within [1e-5, 1e5] a pair of up to 28 columns needs
+  // none at all. (A check per eight columns, a compare and branch per node, was half of this
+  // function's time at 20 columns.)
+  // (max_array: a running std::max is a chain of dependent maxima; both pass over NaN.)
+  const double largest_overlap = std::max(1.0, kernels::max_array(pair.overlaps(), columns));
+  const double smallest_factor = nodes > 0 ? one_minus_x[0] : 0.0;
+  std::size_t block = 1;
+  if (smallest_factor >= 1e-5 && largest_overlap <= 1e5) {
+    block = 28;
+  } else if (smallest_factor >= 1e-10 && largest_overlap <= 1e10) {
+    block = 14;
+  } else if (smallest_factor >= 1e-18 && largest_overlap <= 1e18) {
+    block = 8;
+  }
   bool any_folded = false;
   for (std::size_t begin = 0; begin < columns; begin += block) {
     const std::size_t end = std::min(columns, begin + block);
-    for (std::size_t k = begin; k < end; ++k) {
-      const double overlap = pair.overlap(k);
-      for (std::size_t i = 0; i < nodes; ++i) product[i] *= one_minus_x[i] + x[i] * overlap;
-    }
+    kernels::multiply_affine_factors(product.data(), one_minus_x.data(), x.data(), lanes,
+                                     pair.overlaps() + begin, end - begin);
+    if (begin == 0 && block > 1) continue;  // from 1, within [10^-144, 10^144]
     for (std::size_t i = 0; i < nodes; ++i) {
       if (!(product[i] > 1e-150 && product[i] < 1e150)) {
         folded[i] += std::log(product[i]);  // -inf for a factor 0, which interior nodes avoid

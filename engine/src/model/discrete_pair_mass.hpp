@@ -14,6 +14,7 @@
 // SMC step: O(N D) work per pair where the adaptive quadrature of DiscreteDurationLaw takes
 // hundreds of evaluations of Z_C. Agreement with that quadrature is tested to 1e-12.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "kingman/kernels/gauss_jacobi.hpp"
@@ -58,6 +59,10 @@ class DiscretePairMasses {
  private:
   double rate_, mutation_rate_;
   std::size_t max_varying_;
+  // Distinct for every constructed rule set (copies share it, and their rules): log_mass's
+  // per-thread node parts are kept for one of them at a time. The address would not do: an
+  // SMC step's masses are built in the same place as the last step's.
+  std::uint64_t identity_;
   kernels::GaussJacobiRule rule_;  // in u = 1 - v: weight (1 - u)^{beta - 1}
   std::vector<double> log_weight_;
 };

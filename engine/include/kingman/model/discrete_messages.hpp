@@ -122,6 +122,7 @@ class DiscretePair {
   // Columns both clusters observe; only they enter Z.
   std::size_t shared_columns() const { return overlap_.size(); }
   double overlap(std::size_t k) const { return overlap_[k]; }
+  const double* overlaps() const { return overlap_.data(); }  // shared_columns() of them
   double rate(std::size_t k) const { return rate_[k]; }
   // Every shared column has the same lambda (true when there are none).
   bool common_rate() const { return common_rate_; }
