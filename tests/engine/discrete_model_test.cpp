@@ -4,7 +4,9 @@
 // merge time against a dense scan.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -17,6 +19,7 @@
 #include "kingman/model/discrete_data.hpp"
 #include "kingman/model/discrete_messages.hpp"
 #include "kingman/model/discrete_tree_likelihood.hpp"
+#include "kingman/model/log_product.hpp"
 
 namespace kingman {
 namespace {
@@ -298,6 +301,57 @@ TEST(DiscretePair, DerivativesMatchFiniteDifferences) {
       EXPECT_NEAR(pair.log_local_likelihood_slope(t), slope, 1e-6 * std::max(1.0, std::abs(slope)));
       EXPECT_NEAR(pair.log_local_likelihood_curvature(t), curvature,
                   1e-5 * std::max(1.0, std::abs(curvature)));
+    }
+  }
+}
+
+// log Z_C(t) with one rate is LogProduct's fold of the factors (1 - x) + x S_d, bit for bit,
+// on both sides of where it multiplies them plainly (up to 28 columns, factors within [1e-5,
+// 1e5]): few and many columns, huge overlaps, x next to 1; and with the times of different
+// pairs interleaved, so that a kept x from the last call is never used for another time.
+TEST(DiscretePair, OneRateLikelihoodIsTheFoldedProduct) {
+  std::mt19937_64 engine(41);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto reference = [](const std::vector<double>& overlaps, double rate, double time_sum, double t) {
+    const double y = rate * (2.0 * t - time_sum);
+    const double x = std::exp(y), one_minus_x = -std::expm1(y);
+    LogProduct z;
+    for (const double s : overlaps) z.multiply(one_minus_x + x * s);
+    return z.log();
+  };
+  struct Case {
+    DiscretePair pair;
+    std::vector<double> overlaps;
+    double rate, time_sum;
+  };
+  std::vector<Case> cases;
+  for (const std::size_t d : {1, 5, 20, 28, 29, 60}) {
+    for (const double largest : {3.0, 1e5, 2e5, 1e60}) {
+      // Two leaves (equal times: 1 - x goes to 0 with the depth, and columns that disagree
+      // bring a factor of 1 - x each, which the fold must take out past 1e-150) and two
+      // clusters; the largest overlap in up to three columns (past 1e150 for 1e60).
+      for (const bool leaves : {true, false}) {
+        std::vector<double> overlaps(d);
+        for (double& s : overlaps) s = unit(engine) < 0.3 ? 0.0 : 2.5 * unit(engine);
+        for (std::size_t k = 0; k < std::min<std::size_t>(3, d); ++k) overlaps[k * d / 3] = largest;
+        const double rate = 0.5 + unit(engine);
+        const double time_l = leaves ? 0.0 : -unit(engine), time_r = leaves ? 0.0 : -unit(engine);
+        cases.push_back({DiscretePair(overlaps, std::vector<double>(d, rate), time_l, time_r),
+                         overlaps, rate, time_l + time_r});
+      }
+    }
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const Case& c : cases) {
+      // From just below the latest time (x next to 1, 1 - x below 1e-5) to far below it.
+      for (const double depth : {1e-9, 1e-6, 1e-3, 0.3, 5.0}) {
+        const double t = c.pair.latest_time() - depth;
+        const double expected = reference(c.overlaps, c.rate, c.time_sum, t);
+        const double found = c.pair.log_local_likelihood(t);
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(found), std::bit_cast<std::uint64_t>(expected))
+            << c.overlaps.size() << " columns, depth " << depth << ": " << found << " against "
+            << expected;
+      }
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kingman/error.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
 
@@ -197,9 +198,28 @@ double DiscretePair::log_local_likelihood(double t) const {
   const double offset = 2.0 * t - time_sum_;
   LogProduct z;
   if (common_rate_ && !overlap_.empty()) {
-    // One rate: x is the same for every column, so one exp and expm1 per pair, not per column.
+    // One rate: x is the same for every column, so one exp and expm1 per pair, not per column;
+    // and the same for every pair of equal time sums (PriorPost's pairs of leaves at one drawn
+    // duration), so the last y's are kept.
     const double y = rate_.front() * offset;
-    const double x = std::exp(y), one_minus_x = -std::expm1(y);
+    thread_local double last_y = std::numeric_limits<double>::quiet_NaN();
+    thread_local double last_x = 0.0, last_one_minus_x = 0.0;
+    if (!(y == last_y)) {
+      last_x = std::exp(y);
+      last_one_minus_x = -std::expm1(y);
+      last_y = y;
+    }
+    const double x = last_x, one_minus_x = last_one_minus_x;
+    // Each factor lies in [1 - x, max(1, max S_d)]. Within [1e-5, 1e5], 28 of them keep every
+    // partial product within [1e-140, 1e140], where LogProduct multiplies without folding: the
+    // plain product is then its value, bit for bit, without its two range checks per column.
+    const std::size_t columns = overlap_.size();
+    if (columns <= 28 && one_minus_x >= 1e-5 &&
+        kernels::max_array(overlap_.data(), columns) <= 1e5) {
+      double product = 1.0;
+      for (const double overlap : overlap_) product *= one_minus_x + x * overlap;
+      return std::log(product);
+    }
     for (const double overlap : overlap_) z.multiply(one_minus_x + x * overlap);
   } else {
     for (std::size_t k = 0; k < overlap_.size(); ++k)
