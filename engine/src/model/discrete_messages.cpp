@@ -117,10 +117,10 @@ double DiscreteMessages::merge(std::size_t l, std::size_t r, double t, std::size
   return log_z;
 }
 
-DiscretePair::DiscretePair(std::vector<double> overlaps, std::vector<double> rates, double time_l,
-                           double time_r)
-    : overlap_(std::move(overlaps)),
-      rate_(std::move(rates)),
+DiscretePair::DiscretePair(const std::vector<double>& overlaps, const std::vector<double>& rates,
+                           double time_l, double time_r)
+    : overlap_(overlaps.begin(), overlaps.end()),
+      rate_(rates.begin(), rates.end()),
       latest_time_(std::min(time_l, time_r)),
       time_sum_(time_l + time_r) {
   if (overlap_.size() != rate_.size())
@@ -169,9 +169,9 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
     for (std::size_t j = 0; j < data.d; ++j) {
       overlap[j] = q[2 * j] * l.message[2 * j] * r.message[2 * j] +
                    q[2 * j + 1] * l.message[2 * j + 1] * r.message[2 * j + 1];
+      rate[j] = mutation_rate[j];
       shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
     }
-    std::copy(mutation_rate, mutation_rate + data.d, rate);
     if (shared < data.d) {
       shared = 0;
       for (std::size_t j = 0; j < data.d; ++j) {

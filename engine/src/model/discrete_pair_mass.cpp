@@ -8,6 +8,7 @@
 
 #include "kingman/error.hpp"
 #include "kingman/kernels/vector_math.hpp"
+#include "kingman/model/cache_line_vector.hpp"
 
 namespace kingman {
 
@@ -52,14 +53,15 @@ double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time)
   // with 1 - x0 v_i = (1 - x0) + x0 (1 - v_i). The lanes beyond the last node hold factors of 1.
   // The per-node parts depend on the pair only through log x0, which every pair of two leaves
   // (or of two clusters of equal time sums) shares: they are kept for the last log x0 and rule.
+  // All of this thread's scratch lies in cache lines of its own (cache_line_vector.hpp).
   const std::size_t lanes = (nodes + 7) / 8 * 8;
   struct NodeParts {
     std::uint64_t identity = 0;  // no rule set's
     double log_x0 = 0.0;
-    std::vector<double> x, one_minus_x;
+    CacheLineVector<double> x, one_minus_x;
   };
   thread_local NodeParts parts;
-  thread_local std::vector<double> product, folded;
+  thread_local CacheLineVector<double> product, folded;
   if (parts.identity != identity_ || parts.log_x0 != log_x0) {
     const double x0 = std::exp(log_x0), u0 = -std::expm1(log_x0);
     parts.x.assign(lanes, 0.0);
@@ -71,8 +73,8 @@ double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time)
     parts.identity = identity_;
     parts.log_x0 = log_x0;
   }
-  const std::vector<double>& x = parts.x;
-  const std::vector<double>& one_minus_x = parts.one_minus_x;
+  const CacheLineVector<double>& x = parts.x;
+  const CacheLineVector<double>& one_minus_x = parts.one_minus_x;
   product.assign(lanes, 1.0);
   folded.assign(nodes, 0.0);
   // Products are kept in range by folding them into `folded` (their logs) when they leave

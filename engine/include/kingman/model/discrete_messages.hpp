@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kingman/model/cache_line_vector.hpp"
 #include "kingman/model/discrete_data.hpp"
 #include "kingman/model/log_product.hpp"
 
@@ -107,7 +108,7 @@ class DiscretePair {
   }
   // A pair given directly by the overlaps S_d and rates lambda_d of its shared columns and the
   // two cluster times (for tests and for callers that computed the overlaps themselves).
-  DiscretePair(std::vector<double> overlaps, std::vector<double> rates, double time_l,
+  DiscretePair(const std::vector<double>& overlaps, const std::vector<double>& rates, double time_l,
                double time_r);
   // Reuses this object's storage for the pair (l, r).
   void assign(const DiscreteMessages& messages, std::size_t l, std::size_t r) {
@@ -137,8 +138,9 @@ class DiscretePair {
   void log_local_likelihood_derivatives(double t, double& slope, double& curvature) const;
 
  private:
-  std::vector<double> overlap_;  // S_d of the shared columns
-  std::vector<double> rate_;     // lambda_d of the shared columns
+  // Written for every pair a thread scores: in buffers of their own cache lines.
+  CacheLineVector<double> overlap_;  // S_d of the shared columns
+  CacheLineVector<double> rate_;     // lambda_d of the shared columns
   double latest_time_ = 0.0;
   double time_sum_ = 0.0;
   bool common_rate_ = true;
