@@ -173,28 +173,15 @@ void BM_LineTransfer(benchmark::State& state) {
   state.counters["transfer_ns"] = total / static_cast<double>(state.iterations());
 }
 
+// Both waiting policies over the same serial gaps.
+void gap_arguments(benchmark::internal::Benchmark* benchmark) {
+  benchmark->ArgName("gap_us");
+  for (const int gap : {5, 20, 50, 100, 200, 500}) benchmark->Arg(gap);
+  benchmark->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 }  // namespace
 
 BENCHMARK(BM_LineTransfer)->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_TbbStepGap)
-    ->ArgName("gap_us")
-    ->Arg(5)
-    ->Arg(20)
-    ->Arg(50)
-    ->Arg(100)
-    ->Arg(200)
-    ->Arg(500)
-    ->Iterations(5)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_SleepingHelper)
-    ->ArgName("gap_us")
-    ->Arg(5)
-    ->Arg(20)
-    ->Arg(50)
-    ->Arg(100)
-    ->Arg(200)
-    ->Arg(500)
-    ->Iterations(5)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_TbbStepGap)->Apply(gap_arguments);
+BENCHMARK(BM_SleepingHelper)->Apply(gap_arguments);
