@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "../../engine/src/model/discrete_duration_law.hpp"
 #include "../../engine/src/model/discrete_pair_mass.hpp"
 #include "kingman/error.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman {
 namespace {
@@ -127,6 +129,41 @@ TEST(DiscretePairMass, QuantilesInvertTheUpperMass) {
     EXPECT_TRUE(std::isnan(masses.quantile(pair, start, log_mass, 0x1p-11)));
   }
   RecordProperty("worst_relative_error", std::to_string(worst / 1e-16) + "e-16");
+}
+
+// mass_sum, which PostPost calls to take the logs of a row of pairs at once: where it returns a
+// sum, log S + log_scale() is log_mass's value bit for bit (log_mass is that with libm's log) and
+// log_array's within its error bound; where it returns the log itself, that is log_mass's value.
+// Both kinds occur: sums in range, and the 500-column pairs whose products are folded into logs.
+TEST(DiscretePairMass, SumsLeftToTheCallerGiveTheMass) {
+  std::mt19937_64 engine(21);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int sums = 0, logs = 0;
+  for (int trial = 0; trial < 540; ++trial) {
+    const std::size_t d = trial < 500 ? 1 + engine() % 40 : 400 + engine() % 101;
+    const RandomPair random = random_pair(engine, d, trial % 2 == 0, trial % 3 == 0);
+    const double start = std::min(random.time_l, random.time_r) - 0.1 * unit(engine);
+    const double m = std::floor(2.0 + 300.0 * unit(engine));
+    const DiscretePairMasses masses(0.5 * m * (m - 1.0), random.mutation_rate,
+                                    std::max<std::size_t>(d, 40));
+    const DiscretePair pair = random.pair();
+    const double log_mass = masses.log_mass(pair, start);
+    double value = std::numeric_limits<double>::quiet_NaN();
+    if (masses.mass_sum(pair, start, value)) {
+      ++sums;
+      ASSERT_TRUE(std::isnormal(value) && value > 1e-280) << "trial " << trial << ": " << value;
+      ASSERT_EQ(std::log(value) + masses.log_scale(), log_mass) << "trial " << trial;
+      double batched = value;
+      kernels::log_array(&batched, &batched, 1);
+      ASSERT_NEAR(batched + masses.log_scale(), log_mass, 8e-16 * std::max(1.0, std::abs(log_mass)))
+          << "trial " << trial;
+    } else {
+      ++logs;
+      ASSERT_EQ(value, log_mass) << "trial " << trial;
+    }
+  }
+  EXPECT_GT(sums, 300);
+  EXPECT_GT(logs, 10);
 }
 
 TEST(DiscretePairMass, HandlesOnlyItsRateAndSize) {

@@ -24,6 +24,7 @@ bool DiscretePairMasses::supports(double rate, double mutation_rate) {
 DiscretePairMasses::DiscretePairMasses(double rate, double mutation_rate, std::size_t columns)
     : rate_(rate),
       mutation_rate_(mutation_rate),
+      log_scale_(-std::log(2.0 * mutation_rate)),
       max_varying_(std::min(columns, kMaxColumns)),
       identity_(next_identity.fetch_add(1, std::memory_order_relaxed)) {
   if (!supports(rate, mutation_rate)) {
@@ -42,6 +43,12 @@ bool DiscretePairMasses::handles(const DiscretePair& pair) const {
 }
 
 double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time) const {
+  double value;
+  return mass_sum(pair, start_time, value) ? std::log(value) + log_scale_ : value;
+}
+
+bool DiscretePairMasses::mass_sum(const DiscretePair& pair, double start_time,
+                                  double& value) const {
   // log x0 = lambda_c (2 T0 - t_l - t_r) <= 0, and x0 and 1 - x0 each to relative precision.
   const double log_x0 = mutation_rate_ * std::min(2.0 * start_time - pair.time_sum(), 0.0);
   const std::size_t nodes = rule_.node.size();
@@ -110,13 +117,15 @@ double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time)
       }
     }
   }
-  const double log_scale = -std::log(2.0 * mutation_rate_);
   if (!any_folded) {
-    // The weighted sum directly: one log per pair. Terms that underflow here are below
-    // 1e-308 against a sum above 1e-280.
+    // The weighted sum directly, its log left to the caller. Terms that underflow here are
+    // below 1e-308 against a sum above 1e-280.
     double sum = 0.0;
     for (std::size_t i = 0; i < nodes; ++i) sum += rule_.weight[i] * product[i];
-    if (sum > 1e-280) return std::log(sum) + log_scale;
+    if (sum > 1e-280) {
+      value = sum;
+      return true;
+    }
   }
   // Otherwise in logs: log(weight P(v_i)) per node, then their log-sum-exp.
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -125,10 +134,14 @@ double DiscretePairMasses::log_mass(const DiscretePair& pair, double start_time)
     folded[i] += log_weight_[i] + std::log(product[i]);
     largest = std::max(largest, folded[i]);
   }
-  if (!(largest > -kInf)) return -kInf;
+  if (!(largest > -kInf)) {
+    value = -kInf;
+    return false;
+  }
   double sum = 0.0;
   for (std::size_t i = 0; i < nodes; ++i) sum += std::exp(folded[i] - largest);
-  return largest + std::log(sum) + log_scale;
+  value = largest + std::log(sum) + log_scale_;
+  return false;
 }
 
 double DiscretePairMasses::quantile(const DiscretePair& pair, double start_time, double log_mass,

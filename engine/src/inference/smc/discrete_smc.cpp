@@ -132,6 +132,24 @@ class DiscreteProposalModel {
     return law.log_mass();
   }
 
+  // log_mass, except that where the pair's mass is a Gauss-Jacobi sum formed directly, the sum
+  // itself is returned with `deferred` set: its log plus deferred_log_offset() is log G_C, which
+  // the caller takes for many pairs at once (law_proposal_system.hpp).
+  double log_mass_or_sum(Scratch& scratch, const Node& a, const Node& b, double lambda, double time,
+                         Law& law, bool& built, bool& deferred) const {
+    scratch.pair.assign(*data_, a.view(), b.view());
+    built = !(masses_ && masses_->handles(scratch.pair));
+    deferred = false;
+    if (!built) {
+      double value;
+      deferred = masses_->mass_sum(scratch.pair, time, value);
+      return value;
+    }
+    law.assign(scratch.pair, lambda, time);
+    return law.log_mass();
+  }
+  double deferred_log_offset() const { return masses_ ? masses_->log_scale() : 0.0; }
+
   // Where the step has a Gauss-Jacobi rule it covers nearly every pair (those of at most 512
   // varying columns), so sharing laws among the states would only cost its bookkeeping.
   bool shares_pair_laws() const { return !masses_; }

@@ -28,6 +28,9 @@
 //     prepare_scores(live, proposal): called for a state's live clusters before its scores;
 //   log_mass(scratch, a, b, lambda, T, law, built) -> log G_C, with `built` set when it was taken
 //     from `law`, built for the pair;
+//   optionally log_mass_or_sum(scratch, a, b, lambda, T, law, built, deferred): the same, or with
+//     `deferred` set a positive normal S with log G_C = log S + deferred_log_offset(), whose logs
+//     PostPost then takes a row at a time (kernels::log_array);
 //   build_law(scratch, a, b, lambda, T, law).
 #include <algorithm>
 #include <cmath>
@@ -46,6 +49,7 @@
 #include "kingman/error.hpp"
 #include "kingman/inference/smc.hpp"
 #include "kingman/kernels/rng.hpp"
+#include "kingman/kernels/vector_math.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 #include "live_particle_state.hpp"
 #include "pair_numbering.hpp"
@@ -262,13 +266,17 @@ class LawProposalSystem final : public ParticleSystem {
         typename Model::Scratch pair_scratch;
         Law law;
         bool built = false;
+        DeferredLogs deferred;
         for (std::size_t item = range.begin(); item != range.end(); ++item) {
           const std::size_t row = item / pairs, i = item % pairs;
           const State& state = particles_[groups_.leader(shared[b0 + row])];
           const auto [x, y] = unrank_pair(i, m);
-          log_mass_[row][i] =
-              pair_score(pair_scratch, shared[b0 + row], state, i, x, y, lambda, law, built);
+          double& score = log_mass_[row][i];
+          score = pair_score(pair_scratch, shared[b0 + row], state, i, x, y, lambda, law, built,
+                             &deferred.flag);
+          deferred.add(score);
         }
+        deferred.finish(model_);
       });
       for (std::size_t row = 0; row < rows; ++row)
         log_total_[row] = checked_total(log_mass_[row], cumulative_[row], step);
@@ -319,6 +327,31 @@ class LawProposalSystem final : public ParticleSystem {
     }
   }
 
+  // Scores whose logs pair_score left to its caller (the model's log_mass_or_sum): `flag` is set
+  // by pair_score, add() then keeps the score's place if it was set, and finish() takes every
+  // kept sum's log at once, adding the model's offset. log_array's value for an element does not
+  // depend on the others in its call, so the scores do not depend on how pairs are batched.
+  struct DeferredLogs {
+    bool flag = false;
+    std::vector<double*> places;
+    std::vector<double> sums;
+
+    void add(double& score) {
+      if (flag) places.push_back(&score);
+      flag = false;
+    }
+    void finish(const Model& model) {
+      if (places.empty()) return;
+      sums.resize(places.size());
+      for (std::size_t k = 0; k < places.size(); ++k) sums[k] = *places[k];
+      kernels::log_array(sums.data(), sums.data(), sums.size());
+      double offset = 0.0;
+      if constexpr (kDefersLogs) offset = model.deferred_log_offset();
+      for (std::size_t k = 0; k < places.size(); ++k) *places[k] = sums[k] + offset;
+      places.clear();
+    }
+  };
+
   // A task's PostPost scratch: for a group of one particle, its masses (and, with at most
   // law_proposals::kKeptLaws pairs, the laws themselves); the laws of the pairs chosen so far. A
   // law is a pure function of state and pair, so reusing one never changes a value.
@@ -329,6 +362,7 @@ class LawProposalSystem final : public ParticleSystem {
     std::vector<double> log_mass, cumulative;
     double log_total = 0.0;
     std::vector<std::pair<std::size_t, Law>> chosen;
+    DeferredLogs deferred;
   };
 
   void compute_masses(std::size_t group, const State& state, std::size_t m, double lambda,
@@ -345,10 +379,13 @@ class LawProposalSystem final : public ParticleSystem {
       for (std::size_t y = x + 1; y < m; ++y, ++i) {
         Law& law = scratch.laws[keep ? i : 0];
         bool built = false;
-        scratch.log_mass[i] = pair_score(scratch.pair, group, state, i, x, y, lambda, law, built);
+        scratch.log_mass[i] = pair_score(scratch.pair, group, state, i, x, y, lambda, law, built,
+                                         &scratch.deferred.flag);
+        scratch.deferred.add(scratch.log_mass[i]);
         scratch.laws_kept = scratch.laws_kept && built;
       }
     }
+    scratch.deferred.finish(model_);
     scratch.log_total = checked_total(scratch.log_mass, scratch.cumulative, step);
   }
 
@@ -367,7 +404,7 @@ class LawProposalSystem final : public ParticleSystem {
   // model's MPost1 / MPost2 approximation (no law built).
   double pair_score(typename Model::Scratch& scratch, std::size_t group, const State& state,
                     std::size_t i, std::size_t x, std::size_t y, double lambda, Law& law,
-                    bool& built) const {
+                    bool& built, bool* deferred = nullptr) const {
     const Node& a = *state.live[x];
     const Node& b = *state.live[y];
     const double time = state.time;
@@ -377,6 +414,10 @@ class LawProposalSystem final : public ParticleSystem {
       double shared_mass;
       if (shared_laws_ready_ && shared_laws_.log_mass(group, x, y, time, shared_mass))
         return shared_mass;
+      if constexpr (kDefersLogs) {
+        if (deferred)
+          return model_.log_mass_or_sum(scratch, a, b, lambda, time, law, built, *deferred);
+      }
       return model_.log_mass(scratch, a, b, lambda, time, law, built);
     }
     if constexpr (requires { model_.log_score(scratch, a, b, lambda, time, proposal_); }) {
@@ -464,6 +505,12 @@ class LawProposalSystem final : public ParticleSystem {
   std::vector<const State*> leaders_;             // a state per group (PostPost)
   StepPairLaws<Model> shared_laws_;               // this step's shared laws (PostPost)
   bool shared_laws_ready_ = false;
+  // Whether the model leaves PostPost's logs of pair masses to the caller (log_mass_or_sum).
+  static constexpr bool kDefersLogs = requires(const Model& model, typename Model::Scratch& scratch,
+                                               const Node& node, Law& law, bool& flag) {
+    model.log_mass_or_sum(scratch, node, node, 1.0, 0.0, law, flag, flag);
+    model.deferred_log_offset();
+  };
   // PostPost with the model's mass bounds: by group, by pair, whether its mass can matter.
   static constexpr bool kHasMassBound =
       requires(const Model& model, typename Model::Scratch& scratch, const Node& node) {
