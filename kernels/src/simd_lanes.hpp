@@ -195,4 +195,31 @@ template <std::size_t W>
   return out;
 }
 
+// Sixteen lanes, `low` (0-7) then `high` (8-15), summed in neighbouring pairs: lane j of the
+// result is lane 2j + lane 2j + 1. Each native vector of the result comes from two neighbouring
+// ones of the sixteen lanes, split into their even and odd lanes.
+template <std::size_t W>
+[[gnu::always_inline]] inline Lanes<8, W> pair_sums(const Lanes<8, W>& low,
+                                                    const Lanes<8, W>& high) {
+  using Eight = Lanes<8, W>;
+  constexpr std::size_t kParts = Eight::kParts;
+  Eight out;
+  for (std::size_t k = 0; k < kParts; ++k) {
+    const std::size_t first = 2 * k, second = 2 * k + 1;
+    const auto& a = first < kParts ? low.part[first] : high.part[first - kParts];
+    const auto& b = second < kParts ? low.part[second] : high.part[second - kParts];
+    if constexpr (Eight::kWidth == 8) {
+      out.part[k] = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14) +
+                    __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+    } else if constexpr (Eight::kWidth == 4) {
+      out.part[k] =
+          __builtin_shufflevector(a, b, 0, 2, 4, 6) + __builtin_shufflevector(a, b, 1, 3, 5, 7);
+    } else {
+      static_assert(Eight::kWidth == 2);
+      out.part[k] = __builtin_shufflevector(a, b, 0, 2) + __builtin_shufflevector(a, b, 1, 3);
+    }
+  }
+  return out;
+}
+
 }  // namespace kingman::kernels::simd

@@ -135,6 +135,35 @@ struct MultiplyAffineFactorsKernel {
   }
 };
 
+struct BinaryOverlapsKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(const double* q, const double* l, const double* r,
+                                         double* out, std::size_t columns) {
+    using Eight = simd::Lanes<8, W>;
+    // Eight columns (sixteen values) at a time: each value's product in its lane, then the
+    // columns' two values summed across neighbouring lanes.
+    auto eight_columns = [](const double* q16, const double* l16, const double* r16, double* out8)
+        __attribute__((always_inline)) {
+      const Eight low = Eight::load(q16) * Eight::load(l16) * Eight::load(r16);
+      const Eight high = Eight::load(q16 + 8) * Eight::load(l16 + 8) * Eight::load(r16 + 8);
+      simd::pair_sums(low, high).store(out8);
+    };
+    std::size_t j = 0;
+    for (; j + 8 <= columns; j += 8) eight_columns(q + 2 * j, l + 2 * j, r + 2 * j, out + j);
+    if (j == columns) return;
+    // The last columns through copies padded with zeros: the same vector code, no scalar loop.
+    double q16[16], l16[16], r16[16], out8[8];
+    for (std::size_t k = 0; k < 16; ++k) {
+      const bool inside = 2 * j + k < 2 * columns;
+      q16[k] = inside ? q[2 * j + k] : 0.0;
+      l16[k] = inside ? l[2 * j + k] : 0.0;
+      r16[k] = inside ? r[2 * j + k] : 0.0;
+    }
+    eight_columns(q16, l16, r16, out8);
+    for (std::size_t k = 0; j + k < columns; ++k) out[j + k] = out8[k];
+  }
+};
+
 }  // namespace
 
 void log_array(const double* x, double* out, std::size_t count) {
@@ -165,6 +194,11 @@ void weighted_sum(double wa, const double* a, double wb, const double* b, double
 void multiply_affine_factors(double* product, const double* a, const double* b, std::size_t size,
                              const double* c, std::size_t count) {
   detail::run_in_copy<MultiplyAffineFactorsKernel>(product, a, b, size, c, count);
+}
+
+void binary_overlaps(const double* q, const double* l, const double* r, double* out,
+                     std::size_t columns) {
+  detail::run_in_copy<BinaryOverlapsKernel>(q, l, r, out, columns);
 }
 
 }  // namespace kingman::kernels

@@ -211,6 +211,22 @@ TEST(SimdCopies, AffineFactorProductsAgree) {
   }
 }
 
+TEST(SimdCopies, BinaryOverlapsAgree) {
+  // A partial block, whole blocks, and whole blocks with a partial one after them.
+  for (const std::size_t columns : {3u, 8u, 16u, 20u, 37u}) {
+    const std::vector<double> q = normal_values(2 * columns, 0.5, 0.2, columns + 3);
+    const std::vector<double> l = normal_values(2 * columns, 1.5, 1.0, columns + 5);
+    const std::vector<double> r = normal_values(2 * columns, 1.5, 1.0, columns + 7);
+    expect_same_bits_in_every_copy(
+        [&] {
+          std::vector<double> out(columns);
+          binary_overlaps(q.data(), l.data(), r.data(), out.data(), columns);
+          return out;
+        },
+        "binary overlaps");
+  }
+}
+
 TEST(SimdCopies, BesselTermsAndGigIntegralsAgree) {
   // The batched Bessel terms (inside and outside the fitted range, every batch length's tail)
   // and the GIG kernels whose panels and Laguerre nodes run in the copies.

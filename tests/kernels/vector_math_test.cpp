@@ -259,6 +259,30 @@ TEST(VectorMath, AffineFactorProductsAreTheScalarLoop) {
   }
 }
 
+// Every column count from 0 to 40 (whole blocks of eight and every partial one), values spread
+// over many binades: each column is the scalar expression's value, bit for bit, and nothing past
+// the last column is written.
+TEST(VectorMath, BinaryOverlapsAreTheScalarExpression) {
+  std::mt19937_64 engine(41);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (std::size_t columns = 0; columns <= 40; ++columns) {
+    std::vector<double> q(2 * columns), l(2 * columns), r(2 * columns);
+    for (std::size_t k = 0; k < 2 * columns; ++k) {
+      q[k] = unit(engine);
+      l[k] = std::exp(20.0 * (unit(engine) - 0.5));
+      r[k] = std::exp(20.0 * (unit(engine) - 0.5));
+    }
+    std::vector<double> out(columns + 1, -1.0);
+    binary_overlaps(q.data(), l.data(), r.data(), out.data(), columns);
+    for (std::size_t j = 0; j < columns; ++j) {
+      const volatile double even = q[2 * j] * l[2 * j] * r[2 * j];
+      const volatile double odd = q[2 * j + 1] * l[2 * j + 1] * r[2 * j + 1];
+      ASSERT_EQ(out[j], even + odd) << columns << " columns, column " << j;
+    }
+    EXPECT_EQ(out[columns], -1.0) << columns << " columns";
+  }
+}
+
 // The batch is the scalar reference's arithmetic in SIMD lanes and passes over a chunk: every
 // length (partial groups and chunks), every offset, arguments on both sides of the fitted
 // range (and at its ends), and in place, give log_term's bits.

@@ -162,16 +162,13 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
   std::size_t shared = 0;
   if (k_count == 2) {
     // Binary data, the PostPost and race pair masses' common case: discrete_overlap's sum with
-    // its two terms written out ((0 + a) + b is a + b exactly), for every column in one pass that
-    // vectorizes, then the columns that not both clusters observe taken out (none, on complete
-    // data).
-    const double* const q = data.q(0);
-    for (std::size_t j = 0; j < data.d; ++j) {
-      overlap[j] = q[2 * j] * l.message[2 * j] * r.message[2 * j] +
-                   q[2 * j + 1] * l.message[2 * j + 1] * r.message[2 * j + 1];
-      rate[j] = mutation_rate[j];
+    // its two terms written out ((0 + a) + b is a + b exactly), for every column at once in SIMD
+    // lanes (GCC left the interleaved loop scalar: 28 % of a binary PostPost run), then the
+    // columns that not both clusters observe taken out (none, on complete data).
+    kernels::binary_overlaps(data.q(0), l.message, r.message, overlap, data.d);
+    std::copy_n(mutation_rate, data.d, rate);
+    for (std::size_t j = 0; j < data.d; ++j)
       shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
-    }
     if (shared < data.d) {
       shared = 0;
       for (std::size_t j = 0; j < data.d; ++j) {

@@ -74,7 +74,8 @@ class DiscretePairMasses {
   // per-thread node parts are kept for one of them at a time. The address would not do: an
   // SMC step's masses are built in the same place as the last step's.
   std::uint64_t identity_;
-  kernels::GaussJacobiRule rule_;  // in u = 1 - v: weight (1 - u)^{beta - 1}
+  kernels::GaussJacobiRule rule_;     // in u = 1 - v: weight (1 - u)^{beta - 1}
+  std::vector<double> weight_lanes_;  // the weights, then zeros to a multiple of 8
   std::vector<double> log_weight_;
 };
 

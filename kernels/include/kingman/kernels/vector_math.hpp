@@ -44,4 +44,11 @@ void weighted_sum(double wa, const double* a, double wb, const double* b, double
 void multiply_affine_factors(double* product, const double* a, const double* b, std::size_t size,
                              const double* c, std::size_t count);
 
+// out[j] = q[2j] l[2j] r[2j] + q[2j + 1] l[2j + 1] r[2j + 1] for j < columns, each product
+// rounded left to right and then the sum (never fused), so every column gets the scalar
+// expression's bits: the binary model's column overlaps of two clusters' messages l and r under
+// the equilibrium q (DiscretePair::assign, once per pair). `out` must not overlap q, l or r.
+void binary_overlaps(const double* q, const double* l, const double* r, double* out,
+                     std::size_t columns);
+
 }  // namespace kingman::kernels
