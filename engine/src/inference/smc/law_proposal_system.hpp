@@ -88,10 +88,15 @@ inline double cumulative_weights(const std::vector<double>& log_weights,
     return -kInf;
   }
   if (!(maximum < kInf)) throw NumericalError("SMC: a pair has an infinite proposal weight");
+  // The relative weights by exp_array (a libm exp per pair was 3.5 % of a binary PostPost run;
+  // weights below e^-708 relative become 0, and a NaN stays NaN and fails the caller's check of
+  // the total), then their running sums.
+  for (std::size_t i = 0; i < log_weights.size(); ++i) cumulative[i] = log_weights[i] - maximum;
+  kernels::exp_array(cumulative.data(), cumulative.data(), cumulative.size());
   double running = 0.0;
-  for (std::size_t i = 0; i < log_weights.size(); ++i) {
-    running += std::exp(log_weights[i] - maximum);
-    cumulative[i] = running;
+  for (double& value : cumulative) {
+    running += value;
+    value = running;
   }
   return maximum + std::log(running);
 }
