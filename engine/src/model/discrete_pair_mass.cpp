@@ -167,9 +167,14 @@ double DiscretePairMasses::quantile(const DiscretePair& pair, double start_time,
   constexpr double kTolerance = 4.0 * std::numeric_limits<double>::epsilon();
   // An upper end: each factor Z^d is at most max(1, S_d), so upper(delta) <= e^{-lambda delta}
   // prod_d max(1, S_d) / lambda, which is at the target at `hi` (finite): the root lies below.
+  // (The columns' logs through log_array: a libm log per column was 5 % of a binary race.)
+  thread_local CacheLineVector<double> column_logs;
+  const std::size_t columns = pair.shared_columns();
+  column_logs.resize(columns);
+  for (std::size_t k = 0; k < columns; ++k) column_logs[k] = std::max(1.0, pair.overlap(k));
+  kernels::log_array(column_logs.data(), column_logs.data(), columns);
   double log_bound = -std::log(rate_);
-  for (std::size_t k = 0; k < pair.shared_columns(); ++k)
-    log_bound += std::log(std::max(1.0, pair.overlap(k)));
+  for (std::size_t k = 0; k < columns; ++k) log_bound += column_logs[k];
   double lo = 0.0, hi = std::max(0.0, (log_bound - target) / rate_);
   // At delta = 0 phi is -log(1 - u) and the hazard f / upper is f(0) / G_C, with no sum: start
   // from that Newton step (exact for an exponential law), or from the exponential law's
