@@ -308,7 +308,8 @@ TEST(DiscretePair, DerivativesMatchFiniteDifferences) {
 // log Z_C(t) with one rate is LogProduct's fold of the factors (1 - x) + x S_d, bit for bit,
 // on both sides of where it multiplies them plainly (up to 28 columns, factors within [1e-5,
 // 1e5]): few and many columns, huge overlaps, x next to 1; and with the times of different
-// pairs interleaved, so that a kept x from the last call is never used for another time.
+// pairs interleaved, so that a kept x from the last call is never used for another time. Where
+// it multiplies plainly, local_likelihood_product hands out that product, and the log elsewhere.
 TEST(DiscretePair, OneRateLikelihoodIsTheFoldedProduct) {
   std::mt19937_64 engine(41);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -325,6 +326,7 @@ TEST(DiscretePair, OneRateLikelihoodIsTheFoldedProduct) {
     double rate, time_sum;
   };
   std::vector<Case> cases;
+  int products = 0, logs = 0;
   for (const std::size_t d : {1, 5, 20, 28, 29, 60}) {
     for (const double largest : {3.0, 1e5, 2e5, 1e60}) {
       // Two leaves (equal times: 1 - x goes to 0 with the depth, and columns that disagree
@@ -351,9 +353,21 @@ TEST(DiscretePair, OneRateLikelihoodIsTheFoldedProduct) {
         ASSERT_EQ(std::bit_cast<std::uint64_t>(found), std::bit_cast<std::uint64_t>(expected))
             << c.overlaps.size() << " columns, depth " << depth << ": " << found << " against "
             << expected;
+        // The form PriorPost takes logs of at once: the plain product itself, or the log.
+        double value = 0.0;
+        if (c.pair.local_likelihood_product(t, value)) {
+          ++products;
+          ASSERT_TRUE(std::isnormal(value) && value > 0.0) << value;
+          ASSERT_EQ(std::log(value), found) << c.overlaps.size() << " columns, depth " << depth;
+        } else {
+          ++logs;
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(value), std::bit_cast<std::uint64_t>(found));
+        }
       }
     }
   }
+  EXPECT_GT(products, 100);
+  EXPECT_GT(logs, 100);
 }
 
 // The optimum of rate * t + log Z_C(t) against a dense scan refined by golden section, for

@@ -192,6 +192,11 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
 }
 
 double DiscretePair::log_local_likelihood(double t) const {
+  double value;
+  return local_likelihood_product(t, value) ? std::log(value) : value;
+}
+
+bool DiscretePair::local_likelihood_product(double t, double& value) const {
   const double offset = 2.0 * t - time_sum_;
   LogProduct z;
   if (common_rate_ && !overlap_.empty()) {
@@ -215,14 +220,21 @@ double DiscretePair::log_local_likelihood(double t) const {
         kernels::max_array(overlap_.data(), columns) <= 1e5) {
       double product = 1.0;
       for (const double overlap : overlap_) product *= one_minus_x + x * overlap;
-      return std::log(product);
+      // Within [1e-140, 1e140] for finite overlaps; anything else keeps libm's log.
+      if (std::isnormal(product)) {
+        value = product;
+        return true;
+      }
+      value = std::log(product);
+      return false;
     }
     for (const double overlap : overlap_) z.multiply(one_minus_x + x * overlap);
   } else {
     for (std::size_t k = 0; k < overlap_.size(); ++k)
       z.multiply(column_likelihood(rate_[k] * offset, overlap_[k]));
   }
-  return z.log();
+  value = z.log();
+  return false;
 }
 
 double DiscretePair::log_local_likelihood_slope(double t) const {

@@ -129,7 +129,7 @@ bool DiscretePairMasses::mass_sum(const DiscretePair& pair, double start_time,
       for (std::size_t k = 0; k < 8; ++k) partial[k] += weight_lanes_[i + k] * product[i + k];
     const double sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
                        ((partial[4] + partial[5]) + (partial[6] + partial[7]));
-    if (sum > 1e-280) {
+    if (sum > 1e-280 && sum < std::numeric_limits<double>::infinity()) {
       value = sum;
       return true;
     }

@@ -45,7 +45,7 @@ class DiscretePairMasses {
   double log_mass(const DiscretePair& pair, double start_time) const;
 
   // The same with its logarithm left to the caller where that can be: returns true and sets
-  // `value` to a sum S (a normal number above 1e-280) with log G_C = log S + log_scale(), or
+  // `value` to a sum S (a finite number above 1e-280) with log G_C = log S + log_scale(), or
   // returns false and sets `value` to log G_C itself (where the sum had to be formed in logs).
   // A caller with many pairs takes their logs at once (kernels::log_array): a libm log per pair
   // was 11 % of a binary PostPost run.

@@ -113,6 +113,15 @@ class DiscreteProposalModel {
     scratch.pair.assign(*data_, a.view(), b.view());
     return scratch.pair.log_local_likelihood(t);
   }
+  // log_likelihood, or with `deferred` set Z_C(t) itself, whose log the caller takes for many
+  // pairs at once (PriorPost, law_proposal_system.hpp).
+  double likelihood_or_log(Scratch& scratch, const Node& a, const Node& b, double t,
+                           bool& deferred) const {
+    scratch.pair.assign(*data_, a.view(), b.view());
+    double value;
+    deferred = scratch.pair.local_likelihood_product(t, value);
+    return value;
+  }
 
   void prepare_step(double lambda) {
     masses_.reset();

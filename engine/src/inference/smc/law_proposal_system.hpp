@@ -20,7 +20,9 @@
 //   leaf_count(), fill_leaves(std::span<Node>) (the leaves, in nodes value-initialized in place);
 //   merge(a, b, t, id, merged) -> log Z of the merge, the new node in `merged` (with
 //     merge_work(), its rough cost, also what PriorPrior's system needs);
-//   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost);
+//   log_likelihood(scratch, a, b, t) -> log Z_C at merge time t (PriorPost), and optionally
+//     likelihood_or_log(scratch, a, b, t, deferred): the same, or with `deferred` set Z_C itself
+//     (a positive normal number), whose logs PriorPost takes a state at a time;
 //   prepare_step(lambda): before a PostPost step's masses;
 //   needs_law(scratch, a, b, T): whether the pair's mass comes from its law (step_pair_laws.hpp),
 //     and optionally shares_pair_laws(): whether this step's states should share laws at all;
@@ -184,15 +186,24 @@ class LawProposalSystem final : public ParticleSystem {
     parallel_for_range(0, particles_.size(), [&](const auto& range) {
       typename Model::Scratch scratch;
       std::vector<double> log_z(pairs), cumulative;
+      DeferredLogs deferred;
       for (std::size_t s = range.begin(); s != range.end(); ++s) {
         State& state = particles_[s];
         kernels::RandomStream stream(seed_, s, step + 1, step_key);
         const double t = state.time - stream.exponential() / lambda;
         for (std::size_t x = 0, i = 0; x < m; ++x) {
           for (std::size_t y = x + 1; y < m; ++y, ++i) {
-            log_z[i] = model_.log_likelihood(scratch, *state.live[x], *state.live[y], t);
+            const Node& a = *state.live[x];
+            const Node& b = *state.live[y];
+            if constexpr (requires { model_.likelihood_or_log(scratch, a, b, t, deferred.flag); }) {
+              log_z[i] = model_.likelihood_or_log(scratch, a, b, t, deferred.flag);
+              deferred.add(log_z[i]);
+            } else {
+              log_z[i] = model_.log_likelihood(scratch, a, b, t);
+            }
           }
         }
+        deferred.finish(0.0);
         // The proposal's pair mass is Z_C / sum Z; its duration density lambda e^{-lambda
         // delta} leaves 1 / lambda in the weight.
         log_alpha[s] = law_proposals::cumulative_weights(log_z, cumulative) - log_lambda;
@@ -281,7 +292,7 @@ class LawProposalSystem final : public ParticleSystem {
                              &deferred.flag);
           deferred.add(score);
         }
-        deferred.finish(model_);
+        deferred.finish(deferred_log_offset());
       });
       for (std::size_t row = 0; row < rows; ++row)
         log_total_[row] = checked_total(log_mass_[row], cumulative_[row], step);
@@ -332,9 +343,10 @@ class LawProposalSystem final : public ParticleSystem {
     }
   }
 
-  // Scores whose logs pair_score left to its caller (the model's log_mass_or_sum): `flag` is set
-  // by pair_score, add() then keeps the score's place if it was set, and finish() takes every
-  // kept sum's log at once, adding the model's offset. log_array's value for an element does not
+  // Values whose logs the model left to the caller (PostPost's log_mass_or_sum through
+  // pair_score, PriorPost's likelihood_or_log): `flag` is set by the model, add() then keeps the
+  // value's place if it was set, and finish() takes every kept value's log at once, adding an
+  // offset (the model's deferred_log_offset for masses). log_array's value for an element does not
   // depend on the others in its call, so the scores do not depend on how pairs are batched.
   struct DeferredLogs {
     bool flag = false;
@@ -345,13 +357,11 @@ class LawProposalSystem final : public ParticleSystem {
       if (flag) places.push_back(&score);
       flag = false;
     }
-    void finish(const Model& model) {
+    void finish(double offset) {
       if (places.empty()) return;
       sums.resize(places.size());
       for (std::size_t k = 0; k < places.size(); ++k) sums[k] = *places[k];
       kernels::log_array(sums.data(), sums.data(), sums.size());
-      double offset = 0.0;
-      if constexpr (kDefersLogs) offset = model.deferred_log_offset();
       for (std::size_t k = 0; k < places.size(); ++k) *places[k] = sums[k] + offset;
       places.clear();
     }
@@ -390,7 +400,7 @@ class LawProposalSystem final : public ParticleSystem {
         scratch.laws_kept = scratch.laws_kept && built;
       }
     }
-    scratch.deferred.finish(model_);
+    scratch.deferred.finish(deferred_log_offset());
     scratch.log_total = checked_total(scratch.log_mass, scratch.cumulative, step);
   }
 
@@ -510,6 +520,13 @@ class LawProposalSystem final : public ParticleSystem {
   std::vector<const State*> leaders_;             // a state per group (PostPost)
   StepPairLaws<Model> shared_laws_;               // this step's shared laws (PostPost)
   bool shared_laws_ready_ = false;
+  double deferred_log_offset() const {
+    if constexpr (kDefersLogs) {
+      return model_.deferred_log_offset();
+    } else {
+      return 0.0;
+    }
+  }
   // Whether the model leaves PostPost's logs of pair masses to the caller (log_mass_or_sum).
   static constexpr bool kDefersLogs = requires(const Model& model, typename Model::Scratch& scratch,
                                                const Node& node, Law& law, bool& flag) {
