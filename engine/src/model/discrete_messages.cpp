@@ -155,29 +155,31 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
   // (kept across assigns) and then cut to the shared ones. No branch on the missing pattern,
   // which no predictor learns. (An unobserved column's message is all ones: finite.)
   overlap_.resize(data.d);
-  rate_.resize(data.d);
   double* const overlap = overlap_.data();
-  double* const rate = rate_.data();
   const double* const mutation_rate = data.mutation_rate.data();
   std::size_t shared = 0;
   if (k_count == 2) {
     // Binary data, the PostPost and race pair masses' common case: discrete_overlap's sum with
     // its two terms written out ((0 + a) + b is a + b exactly), for every column at once in SIMD
     // lanes (GCC left the interleaved loop scalar: 28 % of a binary PostPost run), then the
-    // columns that not both clusters observe taken out (none, on complete data).
+    // columns that not both clusters observe taken out, with their rates (none, on complete
+    // data).
     kernels::binary_overlaps(data.q(0), l.message, r.message, overlap, data.d);
-    std::copy_n(mutation_rate, data.d, rate);
     for (std::size_t j = 0; j < data.d; ++j)
       shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
     if (shared < data.d) {
+      rate_.resize(data.d);
+      double* const rate = rate_.data();
       shared = 0;
       for (std::size_t j = 0; j < data.d; ++j) {
         overlap[shared] = overlap[j];
-        rate[shared] = rate[j];
+        rate[shared] = mutation_rate[j];
         shared += static_cast<std::size_t>((l.observed[j] != 0) & (r.observed[j] != 0));
       }
     }
   } else {
+    rate_.resize(data.d);
+    double* const rate = rate_.data();
     for (std::size_t j = 0; j < data.d; ++j) {
       overlap[shared] = discrete_overlap(data, j, l.message + j * k_count, r.message + j * k_count);
       rate[shared] = mutation_rate[j];
@@ -185,10 +187,13 @@ void DiscretePair::assign(const DiscreteData& data, DiscreteClusterView l, Discr
     }
   }
   overlap_.resize(shared);
-  rate_.resize(shared);
-  // Where every column is shared, the rates are the data's own, which the copy was just written
-  // from: read there, the check does not wait on the copy's stores.
-  common_rate_ = all_same_bits(shared == data.d ? mutation_rate : rate, shared);
+  if (shared == data.d) {
+    data_rates_ = mutation_rate;
+  } else {
+    data_rates_ = nullptr;
+    rate_.resize(shared);
+  }
+  common_rate_ = all_same_bits(rates(), shared);
 }
 
 double DiscretePair::log_local_likelihood(double t) const {
@@ -203,7 +208,7 @@ bool DiscretePair::local_likelihood_product(double t, double& value) const {
     // One rate: x is the same for every column, so one exp and expm1 per pair, not per column;
     // and the same for every pair of equal time sums (PriorPost's pairs of leaves at one drawn
     // duration), so the last y's are kept.
-    const double y = rate_.front() * offset;
+    const double y = rates()[0] * offset;
     thread_local double last_y = std::numeric_limits<double>::quiet_NaN();
     thread_local double last_x = 0.0, last_one_minus_x = 0.0;
     if (!(y == last_y)) {
@@ -231,7 +236,7 @@ bool DiscretePair::local_likelihood_product(double t, double& value) const {
     for (const double overlap : overlap_) z.multiply(one_minus_x + x * overlap);
   } else {
     for (std::size_t k = 0; k < overlap_.size(); ++k)
-      z.multiply(column_likelihood(rate_[k] * offset, overlap_[k]));
+      z.multiply(column_likelihood(rates()[k] * offset, overlap_[k]));
   }
   value = z.log();
   return false;
@@ -253,8 +258,9 @@ void DiscretePair::log_local_likelihood_derivatives(double t, double& slope,
                                                     double& curvature) const {
   const double offset = 2.0 * t - time_sum_;
   slope = curvature = 0.0;
+  const double* const rate = rates();
   for (std::size_t k = 0; k < overlap_.size(); ++k) {
-    const double y = rate_[k] * offset;
+    const double y = rate[k] * offset;
     // x and 1 - x from one libm call, each to relative precision: 1 + expm1(y) for x > 0.6,
     // 1 - x for x <= 0.6 (at least 0.4).
     double x, one_minus_x;
@@ -272,9 +278,9 @@ void DiscretePair::log_local_likelihood_derivatives(double t, double& slope,
       return;
     }
     const double inverse = 1.0 / z;
-    const double term = 2.0 * rate_[k] * x * (overlap_[k] - 1.0) * inverse;  // d/dt log Z^d
+    const double term = 2.0 * rate[k] * x * (overlap_[k] - 1.0) * inverse;  // d/dt log Z^d
     slope += term;
-    curvature += 2.0 * rate_[k] * term * inverse;
+    curvature += 2.0 * rate[k] * term * inverse;
   }
 }
 
