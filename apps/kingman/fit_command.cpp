@@ -69,6 +69,9 @@ Action add_fit_command(CLI::App& app) {
   command->add_option("--threads", args->options.threads, "worker threads (0 = all cores)")
       ->check(non_negative_number())
       ->capture_default_str();
+  command->add_flag("--pin-threads", args->options.pin_threads,
+                    "each thread on a CPU of its own while the run lasts (for timing on a "
+                    "machine the run has to itself; never changes the result)");
   command
       ->add_option("--covariance", args->covariance,
                    "learned | identity | isotropic | diagonal | full")

@@ -377,16 +377,19 @@ TEST(CliFit, SameInputGivesIdenticalOutput) {
 }
 
 // More threads than the machine has cores: honoured silently (oneTBB would cap them and warn
-// on stderr), with the same particles as one thread.
+// on stderr), with the same particles as one thread, pinned to CPUs (--pin-threads) or not.
 TEST(CliFit, MoreThreadsThanCoresRunQuietlyAndGiveTheSameParticles) {
   TempDir dir;
   const std::string input = dir.write("X.csv", csv_of(random_points(30, 3, 4), 30, 3));
-  std::string reports[2];
-  for (int k = 0; k < 2; ++k) {
+  std::string reports[3];
+  for (int k = 0; k < 3; ++k) {
+    // The third run pins its 64 threads to the machine's CPUs, several to a CPU.
     const std::string threads = k == 0 ? "1" : "64";
-    const std::string json = dir.file("t" + threads + ".json");
-    const ProcessResult run = kingman_cli({"fit", input, "-a", "mpost2", "-p", "40", "--seed", "3",
-                                           "--threads", threads, "--json", json});
+    const std::string json = dir.file(k == 0 ? "one.json" : k == 1 ? "many.json" : "pinned.json");
+    std::vector<std::string> args = {"fit",    input, "-a",        "mpost2", "-p",     "40",
+                                     "--seed", "3",   "--threads", threads,  "--json", json};
+    if (k == 2) args.push_back("--pin-threads");
+    const ProcessResult run = kingman_cli(args);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(run.err, "") << threads << " threads";
     auto report = nlohmann::json::parse(read_text(json));
@@ -396,6 +399,7 @@ TEST(CliFit, MoreThreadsThanCoresRunQuietlyAndGiveTheSameParticles) {
     reports[k] = report.dump();
   }
   EXPECT_EQ(reports[0], reports[1]);
+  EXPECT_EQ(reports[0], reports[2]);
 }
 
 // KINGMAN_SIMD picks the copy of the SIMD kernels (kernels/simd_level.hpp): every copy this CPU

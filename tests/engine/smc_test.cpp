@@ -37,7 +37,8 @@ void expect_identical(const SmcResult& a, const SmcResult& b) {
   }
 }
 
-// Runs every SMC proposal on `data` with 1, 2 and 4 threads: bit-identical results.
+// Runs every SMC proposal on `data` with 1, 2 and 4 threads, and 2 pinned ones: bit-identical
+// results.
 void expect_thread_count_invariant(const WhitenedData& data, std::size_t particles,
                                    std::uint64_t seed) {
   for (Algorithm proposal : {Algorithm::priorprior, Algorithm::priorpost, Algorithm::postpost,
@@ -53,8 +54,12 @@ void expect_thread_count_invariant(const WhitenedData& data, std::size_t particl
     const SmcResult two = run_smc(data, 0.0, options);
     options.threads = 4;
     const SmcResult four = run_smc(data, 0.0, options);
+    options.threads = 2;
+    options.pin_threads = true;  // where threads run never changes a value either
+    const SmcResult pinned = run_smc(data, 0.0, options);
     expect_identical(one, two);
     expect_identical(one, four);
+    expect_identical(one, pinned);
     EXPECT_TRUE(std::isfinite(one.log_evidence));
     EXPECT_FALSE(one.resampled_at.empty()) << "the test should exercise resampling";
   }

@@ -115,7 +115,11 @@ struct FitOptions {
   DiscreteOptions discrete;                       // binary / multinomial likelihood settings
   std::uint64_t seed = 1;                         // seed of every random stream
   int threads = 0;                                // worker threads; 0 = all cores
-  std::size_t particles = 100;                    // SMC particle count
+  // Each thread of the run on a CPU of its own while it works in the run (never changes a
+  // result): for timing on a machine the run has to itself (engine/src/scheduler/
+  // thread_pinning.hpp says why it is not the default).
+  bool pin_threads = false;
+  std::size_t particles = 100;  // SMC particle count
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;  // SMC scheme
   double ess_threshold = 0.5;  // SMC: resample when ESS / particles falls below this
   Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2's row sums (see above)

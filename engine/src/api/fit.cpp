@@ -271,7 +271,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   }
   // The greedy trees score their pairs on the requested threads (generic_linkage.hpp); the
   // tree does not depend on how many.
-  detail::RunArena greedy_arena(options.threads);
+  detail::RunArena greedy_arena(options.threads, options.pin_threads);
   PairStorage pair_storage = PairStorage::automatic;  // as the greedy runs used it
   greedy_arena.execute([&] {
     if (!smc || rounds > 0) {
@@ -305,6 +305,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
     smc_options.particles = options.particles;
     smc_options.seed = options.seed;
     smc_options.threads = options.threads;
+    smc_options.pin_threads = options.pin_threads;
     smc_options.resampling = options.resampling;
     smc_options.ess_threshold = options.ess_threshold;
     smc_options.mpost2_row_sums = options.mpost2_row_sums;

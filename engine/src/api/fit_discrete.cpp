@@ -90,6 +90,7 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
     smc_options.particles = options.particles;
     smc_options.seed = options.seed;
     smc_options.threads = options.threads;
+    smc_options.pin_threads = options.pin_threads;
     smc_options.resampling = options.resampling;
     smc_options.ess_threshold = options.ess_threshold;
     smc_options.verbose = options.verbose;
@@ -107,7 +108,7 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
     }
   } else {
     // The pairs are scored on the requested threads (generic_linkage.hpp).
-    detail::RunArena arena(options.threads);
+    detail::RunArena arena(options.threads, options.pin_threads);
     MergeTree tree;
     const std::size_t budget = run_memory_budget(options);
     PairStorage used = PairStorage::automatic;

@@ -12,13 +12,17 @@
 #include <optional>
 
 #include "parallel_for.hpp"
+#include "thread_pinning.hpp"
 
 namespace kingman::detail {
 
 class RunArena final : public PendingArena {
  public:
-  explicit RunArena(int requested)
-      : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()) {}
+  // pin_threads: each thread of the run on a CPU of its own while it works in the run
+  // (thread_pinning.hpp).
+  explicit RunArena(int requested, bool pin_threads = false)
+      : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()),
+        pin_threads_(pin_threads) {}
 
   int threads() const override { return threads_; }
   bool started() const override { return arena_.is_active(); }
@@ -41,14 +45,23 @@ class RunArena final : public PendingArena {
                            static_cast<std::size_t>(threads_));
       }
       arena_.initialize(threads_);
+      if (pin_threads_) {
+        pinning_.emplace(arena_);
+      } else if (pinning_detail::any_run_pinned.load(std::memory_order_relaxed)) {
+        unpinning_.emplace(arena_);
+      }
     }
     arena_.execute(loop);
   }
 
  private:
   int threads_;
+  bool pin_threads_;
   std::optional<tbb::global_control> allowance_;  // set before the arena starts its workers
   tbb::task_arena arena_;
+  // Observers of arena_, declared after it so that they stop observing before it goes.
+  std::optional<ThreadPinning> pinning_;
+  std::optional<UnpinOnEntry> unpinning_;
 };
 
 }  // namespace kingman::detail

@@ -18,6 +18,7 @@ struct SmcOptions {
   std::size_t particles = 100;             // N
   std::uint64_t seed = 1;                  // streams are keyed by (seed, particle, step)
   int threads = 0;                         // 0 = all cores; never changes the result
+  bool pin_threads = false;                // FitOptions::pin_threads
   kernels::ResamplingScheme resampling = kernels::ResamplingScheme::systematic;
   double ess_threshold = 0.5;  // resample after a step when ESS / N < threshold
   Mpost2RowSums mpost2_row_sums = Mpost2RowSums::automatic;  // MPost2 only (options.hpp)

@@ -186,7 +186,7 @@ class DiscreteProposalModel {
 SmcResult run_smc(const DiscreteData& data, const SmcOptions& options) {
   check(data, options);
   const auto start = std::chrono::steady_clock::now();
-  detail::RunArena arena(options.threads);
+  detail::RunArena arena(options.threads, options.pin_threads);
 
   SmcResult result;
   result.threads = arena.threads();

@@ -302,7 +302,7 @@ class ProposalSystem final : public detail::ParticleSystem {
 SmcResult run_smc(const WhitenedData& data, double leaf_variance, const SmcOptions& options) {
   check(data, leaf_variance, options);
   const auto start = std::chrono::steady_clock::now();
-  detail::RunArena arena(options.threads);
+  detail::RunArena arena(options.threads, options.pin_threads);
 
   SmcResult result;
   result.threads = arena.threads();

@@ -1,0 +1,91 @@
+// --pin-threads (engine/src/scheduler/thread_pinning.hpp): while a pinned run's loop runs, the
+// calling thread and the worker each have a single CPU, not the same one; afterwards the caller
+// has its own mask back, and a later run that does not pin releases the worker that the pinned
+// run left pinned. (That pinning never changes a result is checked with the thread counts, in
+// smc_test.cpp and cli_fit_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "../../engine/src/scheduler/run_arena.hpp"
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+namespace kingman::detail {
+namespace {
+
+#if defined(__linux__)
+
+cpu_set_t this_thread_mask() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  EXPECT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  return mask;
+}
+
+// What each of the two threads of a loop saw of its own mask: the loop's two bodies wait for
+// each other (up to a few seconds), so that both threads run one; `both` says whether they did.
+struct TwoThreads {
+  cpu_set_t caller{}, worker{};
+  bool both = false;
+};
+
+TwoThreads masks_in_a_loop(RunArena& arena) {
+  TwoThreads seen;
+  arena.execute([&] {
+    std::atomic<int> arrived{0};
+    std::atomic<bool> worker_seen{false};
+    parallel_for_range(
+        0, 2,
+        [&](const auto& range) {
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            const bool worker = tbb::this_task_arena::current_thread_index() > 0;
+            (worker ? seen.worker : seen.caller) = this_thread_mask();
+            if (worker) worker_seen = true;
+            ++arrived;
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (arrived.load() < 2 && std::chrono::steady_clock::now() < give_up)
+              std::this_thread::yield();
+          }
+        },
+        1);
+    seen.both = worker_seen.load();
+  });
+  return seen;
+}
+
+TEST(ThreadPinning, ARunPinsItsThreadsAndGivesTheCallerItsMaskBack) {
+  const cpu_set_t before = this_thread_mask();
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "a single CPU: nothing to pin apart";
+  {
+    RunArena pinned(2, /*pin_threads=*/true);
+    const TwoThreads seen = masks_in_a_loop(pinned);
+    EXPECT_EQ(CPU_COUNT(&seen.caller), 1);
+    if (!seen.both) GTEST_SKIP() << "the worker did not join within 5 s";
+    EXPECT_EQ(CPU_COUNT(&seen.worker), 1);
+    cpu_set_t common;
+    CPU_AND(&common, &seen.caller, &seen.worker);
+    EXPECT_EQ(CPU_COUNT(&common), 0) << "the two threads were pinned to one CPU";
+    // The caller stays pinned until the run ends.
+    const cpu_set_t during = this_thread_mask();
+    EXPECT_EQ(CPU_COUNT(&during), 1);
+  }
+  const cpu_set_t after = this_thread_mask();
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+
+  // A run that does not pin: its threads have the whole mask, the worker included.
+  RunArena free_run(2);
+  const TwoThreads seen = masks_in_a_loop(free_run);
+  EXPECT_TRUE(CPU_EQUAL(&seen.caller, &before));
+  if (!seen.both) GTEST_SKIP() << "the worker did not join within 5 s";
+  EXPECT_TRUE(CPU_EQUAL(&seen.worker, &before)) << CPU_COUNT(&seen.worker) << " CPUs";
+}
+
+#endif
+
+}  // namespace
+}  // namespace kingman::detail
