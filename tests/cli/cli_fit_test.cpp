@@ -394,7 +394,9 @@ TEST(CliFit, MoreThreadsThanCoresRunQuietlyAndGiveTheSameParticles) {
     EXPECT_EQ(run.err, "") << threads << " threads";
     auto report = nlohmann::json::parse(read_text(json));
     EXPECT_EQ(report["threads"], std::stoi(threads));
+    EXPECT_EQ(report["pin_threads"], k == 2);
     report.erase("threads");
+    report.erase("pin_threads");
     report.erase("seconds");
     reports[k] = report.dump();
   }

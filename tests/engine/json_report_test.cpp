@@ -70,6 +70,7 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_EQ(json.at("d"), 2);
   EXPECT_EQ(json.at("seed").get<std::uint64_t>(), std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(json.at("threads"), 4);
+  EXPECT_EQ(json.at("pin_threads"), false);
   EXPECT_EQ(json.at("simd"), std::string(kernels::to_string(kernels::simd_level())));
   EXPECT_EQ(json.at("pair_storage"), "bounded");
   EXPECT_TRUE(json.at("log_evidence").is_null());
@@ -92,7 +93,7 @@ TEST(JsonReport, GreedyResultHasTheDesignFields) {
   EXPECT_TRUE(json.at("scores").empty());
   EXPECT_EQ(json.at("seconds").get<double>(), 0.125);
   EXPECT_EQ(json.at("likelihood"), "brownian");
-  EXPECT_EQ(json.size(), 18u) << "no undocumented fields";
+  EXPECT_EQ(json.size(), 19u) << "no undocumented fields";
 }
 
 TEST(JsonReport, SmcResultWritesEvidenceScoresAndEveryParticle) {

@@ -24,6 +24,7 @@ struct FitResult {
   std::size_t d = 0;
   std::uint64_t seed = 0;
   int threads = 1;                          // threads actually used
+  bool pin_threads = false;                 // FitOptions::pin_threads, as asked
   std::optional<double> log_evidence;       // SMC: log of the unbiased estimate; greedy: none
   double log_joint = 0.0;                   // log p(x, pi) of the best tree under the final model
   std::vector<Particle> particles;          // every final particle (greedy: one, weight 1)

@@ -297,6 +297,7 @@ FitResult fit(const Table& data, const FitOptions& options) {
   result.n = data.rows;
   result.d = data.cols;
   result.seed = options.seed;
+  result.pin_threads = options.pin_threads;
   result.threads = greedy_arena.threads();
   if (!smc) result.pair_storage = pair_storage;
   if (smc) {

@@ -82,6 +82,7 @@ FitResult fit_discrete(const Table& data, const FitOptions& options) {
   result.n = data.rows;
   result.d = data.cols;
   result.seed = options.seed;
+  result.pin_threads = options.pin_threads;
   result.threads = 1;
   if (smc) {
     check_smc_memory(encoded, options);

@@ -53,6 +53,7 @@ std::string to_json_report(const FitResult& result, const std::optional<TreeScor
   report["d"] = result.d;
   report["seed"] = result.seed;
   report["threads"] = result.threads;
+  report["pin_threads"] = result.pin_threads;
   // The copy of the array kernels that ran (kernels/simd_level.hpp): every copy gives the same
   // values, but timings depend on it.
   report["simd"] = std::string(kernels::to_string(kernels::simd_level()));
