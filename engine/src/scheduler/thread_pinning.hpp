@@ -67,6 +67,16 @@ inline void release() {
 }
 #endif
 
+// An observer's callback: gives a worker a run pinned its mask back (nothing for a run's
+// calling thread, which its ThreadPinning restores, nor off Linux).
+inline void release_worker(bool worker) {
+#if defined(__linux__)
+  if (worker) release();
+#else
+  (void)worker;
+#endif
+}
+
 }  // namespace pinning_detail
 
 // Pins the threads of `arena` while it lives (see the top of this file). Create it on the
@@ -118,11 +128,7 @@ class ThreadPinning final : public tbb::task_scheduler_observer {
   }
 
   void on_scheduler_exit(bool worker) override {
-#if defined(__linux__)
-    if (worker) pinning_detail::release();
-#else
-    (void)worker;
-#endif
+    pinning_detail::release_worker(worker);
   }
 
  private:
@@ -144,13 +150,7 @@ class UnpinOnEntry final : public tbb::task_scheduler_observer {
   UnpinOnEntry(const UnpinOnEntry&) = delete;
   UnpinOnEntry& operator=(const UnpinOnEntry&) = delete;
 
-  void on_scheduler_entry(bool worker) override {
-#if defined(__linux__)
-    if (worker) pinning_detail::release();
-#else
-    (void)worker;
-#endif
-  }
+  void on_scheduler_entry(bool worker) override { pinning_detail::release_worker(worker); }
 };
 
 }  // namespace kingman::detail
