@@ -40,7 +40,8 @@ inline thread_local bool pinned = false;
 inline std::atomic<bool> any_run_pinned{false};
 
 #if defined(__linux__)
-// The mask every thread had when the process started kingman's first pinned run.
+// What a released worker gets back: the mask of the thread that started the process's first
+// pinned run, read then (usually the process's own).
 inline cpu_set_t& process_mask() {
   static cpu_set_t mask = [] {
     cpu_set_t m;
