@@ -105,7 +105,12 @@ class ThreadPinning final : public tbb::task_scheduler_observer {
   }
 
   ~ThreadPinning() override {
+    // observe(false) returns once no callback runs any more (oneTBB's observer_proxy.cpp spins
+    // until the observer's busy count is 0), but that wait lies inside libtbb: the acquire here
+    // pairs with each callback's release of callbacks_done_, so that a thread sanitizer sees
+    // their reads of cpus_ end before the vector is freed. (It reported a race without it.)
     observe(false);
+    (void)callbacks_done_.load(std::memory_order_acquire);
 #if defined(__linux__)
     if (!cpus_.empty()) {
       sched_setaffinity(0, sizeof caller_mask_, &caller_mask_);
@@ -123,6 +128,7 @@ class ThreadPinning final : public tbb::task_scheduler_observer {
     const int slot = tbb::this_task_arena::current_thread_index();
     if (slot < 0) return;
     pinning_detail::pin_to(cpus_[static_cast<std::size_t>(slot) % cpus_.size()]);
+    callbacks_done_.fetch_add(1, std::memory_order_release);
 #else
     (void)worker;
 #endif
@@ -133,8 +139,9 @@ class ThreadPinning final : public tbb::task_scheduler_observer {
   }
 
  private:
-  std::vector<int> cpus_;           // the caller's CPU, then the rest of its mask
-  std::atomic<bool> ready_{false};  // cpus_ is complete
+  std::vector<int> cpus_;                    // the caller's CPU, then the rest of its mask
+  std::atomic<bool> ready_{false};           // cpus_ is complete
+  std::atomic<unsigned> callbacks_done_{0};  // workers pinned (see the destructor)
 #if defined(__linux__)
   cpu_set_t caller_mask_;
 #endif
