@@ -454,6 +454,15 @@ class LawProposalSystem final : public ParticleSystem {
     }
   }
 
+  // What DeferredLogs::finish adds to the logs of the masses pair_score left to its caller.
+  double deferred_log_offset() const {
+    if constexpr (kDefersLogs) {
+      return model_.deferred_log_offset();
+    } else {
+      return 0.0;
+    }
+  }
+
   // PostPost's pairs whose masses can matter, by state (a byte per state and pair, within
   // score_budget_bytes_; beyond it every mass is computed): most pairs of a step
   // lie so far apart that their masses are below e^-46 / (pair count) of the state's total
@@ -532,13 +541,6 @@ class LawProposalSystem final : public ParticleSystem {
   std::vector<const State*> leaders_;             // a state per group (PostPost)
   StepPairLaws<Model> shared_laws_;               // this step's shared laws (PostPost)
   bool shared_laws_ready_ = false;
-  double deferred_log_offset() const {
-    if constexpr (kDefersLogs) {
-      return model_.deferred_log_offset();
-    } else {
-      return 0.0;
-    }
-  }
   // Whether the model leaves PostPost's logs of pair masses to the caller (log_mass_or_sum).
   static constexpr bool kDefersLogs = requires(const Model& model, typename Model::Scratch& scratch,
                                                const Node& node, Law& law, bool& flag) {
