@@ -6,12 +6,32 @@
 
 #include "simd_copies.hpp"
 
+// glibc 2.33 and later publish the CPU features its loader found (sys/platform/x86.h).
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#define KINGMAN_GLIBC_CPU_FEATURES 1
+#endif
+#endif
+#ifndef KINGMAN_GLIBC_CPU_FEATURES
+#define KINGMAN_GLIBC_CPU_FEATURES 0
+#endif
+
 namespace kingman::kernels {
 
 namespace {
 
 SimdLevel detect_widest() {
-#if KINGMAN_SIMD_COPIES
+#if KINGMAN_SIMD_COPIES && KINGMAN_GLIBC_CPU_FEATURES
+  // glibc's record of the CPU, made by the dynamic loader before the program starts: "active"
+  // means the CPU has the feature and the operating system saves its registers. Reading it
+  // executes no CPUID, where GCC's CPU model (__builtin_cpu_supports) runs its own probe, a
+  // dozen CPUID instructions, as a constructor of every program that links it: in a virtual
+  // machine each one exits to the hypervisor (3.5 us on the AMD host), and the probe took
+  // ~0.1 ms of every kingman process's start (bench/RESULTS.md, thirty-first session).
+  if (CPU_FEATURE_ACTIVE(AVX512F)) return SimdLevel::avx512;
+  if (CPU_FEATURE_ACTIVE(AVX2)) return SimdLevel::avx2;
+#elif KINGMAN_SIMD_COPIES
   // GCC's CPU model checks that the operating system saves the wider registers too.
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return SimdLevel::avx512;

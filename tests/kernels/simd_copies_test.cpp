@@ -85,6 +85,24 @@ TEST(SimdCopies, TheLevelCanBeChosenWithinWhatTheCpuHas) {
   EXPECT_THROW(set_simd_level(static_cast<SimdLevel>(7)), std::invalid_argument);
 }
 
+// The library reads the widest level from glibc's record of the CPU, without a CPUID of its
+// own (simd_level.cpp): it must be what GCC's own probe of the CPU and the operating system
+// finds, wherever the copies are built (GCC on x86-64).
+TEST(SimdCopies, TheWidestLevelIsWhatTheCpuAndSystemRun) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+  __builtin_cpu_init();
+  SimdLevel expected = SimdLevel::baseline;
+  if (__builtin_cpu_supports("avx512f")) {
+    expected = SimdLevel::avx512;
+  } else if (__builtin_cpu_supports("avx2")) {
+    expected = SimdLevel::avx2;
+  }
+  EXPECT_EQ(widest_simd_level(), expected);
+#else
+  EXPECT_EQ(widest_simd_level(), SimdLevel::baseline);
+#endif
+}
+
 TEST(SimdCopies, TheEnvironmentChoosesTheLevelAndBadNamesAreRefused) {
   LevelGuard guard;
   ASSERT_EQ(unsetenv("KINGMAN_SIMD"), 0);
