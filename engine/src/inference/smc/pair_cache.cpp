@@ -29,7 +29,15 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   });
   if (!with_bessel_terms) return;
   // Merged clusters' means are convex combinations of leaves, so their distances never exceed
-  // the largest leaf distance; smaller ones are common, and the fit reaches far below.
+  // the largest leaf distance. They can fall below the smallest one, but seldom far: MPost2
+  // merges close pairs first. Over whole runs (Gaussian data at n = 64 ... 500, d = 20 and 64,
+  // and the digits, identity and diagonal covariance) no term fell below 0.86 of the smallest
+  // leaf distance; the fit reaches kFitBelowSmallest below it, and anything smaller takes
+  // log_bessel_k (the same value to 1e-13, slower). The fit's cost grows with the binades it
+  // covers: from 1e-6 of the smallest distance it spent 20 binades where runs had no terms,
+  // ~0.2 ms of the ~0.3 ms that the fit took in every MPost2 process (bench/RESULTS.md,
+  // thirty-first session).
+  constexpr double kFitBelowSmallest = 1.0 / 64;
   double smallest = std::numeric_limits<double>::infinity(), largest = 0.0;
   for (double e : eps_)
     if (e > 0.0) {
@@ -41,7 +49,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   if (largest > 0.0) {
     try {
       // Its pieces on the run's threads: one thread took ~0.4 ms, serial time in every run.
-      bessel_.emplace(shape_, smallest * 1e-6, largest * 1.0001 + 1e-300, 0.5 * shape_,
+      bessel_.emplace(shape_, smallest * kFitBelowSmallest, largest * 1.0001 + 1e-300, 0.5 * shape_,
                       [](std::size_t count, std::size_t work, const auto& body) {
                         parallel_for_work(
                             0, count, work,
