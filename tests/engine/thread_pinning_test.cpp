@@ -85,6 +85,27 @@ TEST(ThreadPinning, ARunPinsItsThreadsAndGivesTheCallerItsMaskBack) {
   EXPECT_TRUE(CPU_EQUAL(&seen.worker, &before)) << CPU_COUNT(&seen.worker) << " CPUs";
 }
 
+// A run that does not pin moves a worker off its caller's CPU (SpreadOnEntry) through move_off:
+// the thread leaves that CPU, and keeps its mask.
+TEST(ThreadPinning, MovingOffACpuLeavesTheThreadItsMask) {
+  const cpu_set_t before = this_thread_mask();
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "a single CPU: nowhere to move to";
+  // Not on that CPU (or no CPU): nothing to do.
+  EXPECT_FALSE(pinning_detail::move_off(-1));
+  // The scheduler may bring the thread straight back (a CPU left idle pulls waiting threads),
+  // so a few tries: at least one must find it elsewhere right after.
+  int moved_away = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int here = sched_getcpu();
+    ASSERT_GE(here, 0);
+    EXPECT_TRUE(pinning_detail::move_off(here));
+    if (sched_getcpu() != here) ++moved_away;
+    const cpu_set_t after = this_thread_mask();
+    EXPECT_TRUE(CPU_EQUAL(&before, &after)) << CPU_COUNT(&after) << " CPUs";
+  }
+  EXPECT_GE(moved_away, 1);
+}
+
 #endif
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace kingman::detail {
 
 class RunArena final : public PendingArena {
  public:
-  // pin_threads: each thread of the run on a CPU of its own while it works in the run
-  // (thread_pinning.hpp).
+  // pin_threads: each thread of the run on a CPU of its own while it works in the run; without,
+  // workers are only kept off the calling thread's CPU as they enter (thread_pinning.hpp).
   explicit RunArena(int requested, bool pin_threads = false)
       : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()),
         pin_threads_(pin_threads) {}
@@ -47,9 +47,11 @@ class RunArena final : public PendingArena {
       arena_.initialize(threads_);
       if (pin_threads_) {
         pinning_.emplace(arena_);
-      } else if (pinning_detail::any_run_pinned.load(std::memory_order_relaxed)) {
-        unpinning_.emplace(arena_);
+      } else {
+        spreading_.emplace(arena_);
       }
+    } else if (spreading_) {
+      spreading_->caller_entered();
     }
     arena_.execute(loop);
   }
@@ -61,7 +63,7 @@ class RunArena final : public PendingArena {
   tbb::task_arena arena_;
   // Observers of arena_, declared after it so that they stop observing before it goes.
   std::optional<ThreadPinning> pinning_;
-  std::optional<UnpinOnEntry> unpinning_;
+  std::optional<SpreadOnEntry> spreading_;
 };
 
 }  // namespace kingman::detail

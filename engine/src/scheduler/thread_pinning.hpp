@@ -19,7 +19,14 @@
 // of its slot (wrapping around when there are more threads than CPUs), and gets the process's mask
 // back when it leaves. oneTBB's workers serve every arena of the process, and one may still be in
 // this arena when the run ends: a later run's arena releases such a worker when it enters
-// (UnpinOnEntry). Pinning never changes a result, only where threads run.
+// (SpreadOnEntry). Pinning never changes a result, only where threads run.
+//
+// Without --pin-threads a run still keeps its workers off its calling thread's CPU, without
+// pinning anything (SpreadOnEntry): a worker that enters the run's arena on the CPU the caller
+// last ran a loop on is moved to another CPU of its own mask, which it gets back at once; the
+// scheduler picks that CPU, and may move the worker again like any other thread. On the 2-vCPU
+// host MPost2 at (64, 64, 100) then took 13.0 ms as a whole process on 2 threads, as pinned,
+// against 14.1 ms without (bench/RESULTS.md, Engine: SMC, thirty-first session).
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
@@ -65,6 +72,22 @@ inline void release() {
   if (!pinned) return;
   sched_setaffinity(0, sizeof(cpu_set_t), &process_mask());
   pinned = false;
+}
+
+// Moves the calling thread off `cpu` if it runs there and its mask has another CPU: its mask
+// without `cpu` (the kernel migrates a thread off a CPU its new mask lacks before the call
+// returns), then its mask back, which leaves it where it went. Whether it moved.
+inline bool move_off(int cpu) {
+  if (cpu < 0 || sched_getcpu() != cpu) return false;
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0 || !CPU_ISSET(cpu, &mask) ||
+      CPU_COUNT(&mask) < 2)
+    return false;
+  cpu_set_t elsewhere = mask;
+  CPU_CLR(cpu, &elsewhere);
+  if (sched_setaffinity(0, sizeof elsewhere, &elsewhere) != 0) return false;
+  sched_setaffinity(0, sizeof mask, &mask);
+  return true;
 }
 #endif
 
@@ -148,17 +171,42 @@ class ThreadPinning final : public tbb::task_scheduler_observer {
   bool caller_was_pinned_ = false;
 };
 
-// Releases, as they enter `arena`, workers that an earlier pinned run left pinned.
-class UnpinOnEntry final : public tbb::task_scheduler_observer {
+// A run that does not pin (see the top of this file): moves a worker that enters `arena` on the
+// CPU where the calling thread last entered it (caller_entered) to another CPU of the worker's
+// mask, and releases workers that an earlier pinned run left pinned.
+class SpreadOnEntry final : public tbb::task_scheduler_observer {
  public:
-  explicit UnpinOnEntry(tbb::task_arena& arena) : tbb::task_scheduler_observer(arena) {
+  explicit SpreadOnEntry(tbb::task_arena& arena) : tbb::task_scheduler_observer(arena) {
+    caller_entered();
     observe(true);
   }
-  ~UnpinOnEntry() override { observe(false); }
-  UnpinOnEntry(const UnpinOnEntry&) = delete;
-  UnpinOnEntry& operator=(const UnpinOnEntry&) = delete;
+  ~SpreadOnEntry() override {
+    // As in ~ThreadPinning: the callbacks' end, as a thread sanitizer can see it.
+    observe(false);
+    (void)callbacks_done_.load(std::memory_order_acquire);
+  }
+  SpreadOnEntry(const SpreadOnEntry&) = delete;
+  SpreadOnEntry& operator=(const SpreadOnEntry&) = delete;
 
-  void on_scheduler_entry(bool worker) override { pinning_detail::release_worker(worker); }
+  // Called by the calling thread each time it enters the arena for a loop.
+  void caller_entered() {
+#if defined(__linux__)
+    caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+#endif
+  }
+
+  void on_scheduler_entry(bool worker) override {
+    if (!worker) return;
+    pinning_detail::release_worker(worker);
+#if defined(__linux__)
+    pinning_detail::move_off(caller_cpu_.load(std::memory_order_relaxed));
+#endif
+    callbacks_done_.fetch_add(1, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<int> caller_cpu_{-1};
+  std::atomic<unsigned> callbacks_done_{0};
 };
 
 }  // namespace kingman::detail
