@@ -1,8 +1,10 @@
-// --pin-threads (engine/src/scheduler/thread_pinning.hpp): while a pinned run's loop runs, the
-// calling thread and the worker each have a single CPU, not the same one; afterwards the caller
-// has its own mask back, and a later run that does not pin releases the worker that the pinned
-// run left pinned. (That pinning never changes a result is checked with the thread counts, in
-// smc_test.cpp and cli_fit_test.cpp.)
+// Where a run's threads run (engine/src/scheduler/thread_pinning.hpp and run_arena.hpp).
+// --pin-threads: while a pinned run's loop runs, the calling thread and the worker each have a
+// single CPU, not the same one; afterwards the caller has its own mask back, and a later run that
+// does not pin releases the worker that the pinned run left pinned. Without it, a worker is moved
+// off the caller's CPU but keeps its mask, and a run's first loop waits for a worker. (That
+// neither changes a result is checked with the thread counts, in smc_test.cpp and
+// cli_fit_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -107,6 +109,29 @@ TEST(ThreadPinning, MovingOffACpuLeavesTheThreadItsMask) {
 }
 
 #endif
+
+// A run's first loop waits for a worker to enter its arena, yielding its CPU meanwhile
+// (run_arena.hpp): given long enough, the worker is there when the loop begins. A run on one
+// thread never starts the arena, so it waits for nothing.
+TEST(RunArena, TheFirstLoopWaitsForAWorker) {
+  RunArena one(1);
+  one.execute([] {
+    parallel_for_range(
+        0, 2, [](const auto&) {}, 1);
+  });
+  EXPECT_FALSE(one.started());
+  EXPECT_FALSE(one.worker_awaited());
+
+  RunArena two(2, /*pin_threads=*/false, std::chrono::seconds(10));
+  EXPECT_FALSE(two.worker_awaited());
+  std::atomic<int> visited{0};
+  two.execute([&] {
+    parallel_for_range(
+        0, 2, [&](const auto& range) { visited += static_cast<int>(range.size()); }, 1);
+  });
+  EXPECT_EQ(visited.load(), 2);
+  EXPECT_TRUE(two.worker_awaited());
+}
 
 }  // namespace
 }  // namespace kingman::detail

@@ -4,12 +4,27 @@
 // fewer and print a warning on stderr. The run's function executes on the calling thread, and
 // only loops that split enter the arena, initializing it the first time (PendingArena,
 // parallel_for.hpp). Results never depend on the count (parallel_for.hpp).
+//
+// The first loop waits, up to kWorkerWait, until a worker has entered the arena, yielding its
+// CPU meanwhile (await_worker). An operating system may start a new thread on the CPU of the
+// thread that created it, behind that thread: the 2-vCPU guests this project is measured on do
+// so on purpose (`sched_vcpu_pack`), and oneTBB's first worker then sat behind the busy calling
+// thread for its whole time slice. MPost2 at (64, 64, 100) ran its first 9-12 steps, 2.5-3 ms,
+// on one thread in every fresh 2-thread process. Yielding lets the worker run at once, and
+// entering the arena moves it to another CPU (SpreadOnEntry, thread_pinning.hpp): the first
+// step is then split too, and the whole process took 9.2-9.9 ms instead of 10.4-10.9 ms
+// (bench/RESULTS.md, Engine: SMC, thirty-first session). The wait happens once per run, and
+// only in runs that split a loop.
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <thread>
 
 #include "parallel_for.hpp"
 #include "thread_pinning.hpp"
@@ -20,12 +35,19 @@ class RunArena final : public PendingArena {
  public:
   // pin_threads: each thread of the run on a CPU of its own while it works in the run; without,
   // workers are only kept off the calling thread's CPU as they enter (thread_pinning.hpp).
-  explicit RunArena(int requested, bool pin_threads = false)
+  //
+  // worker_wait: how long the first loop waits for a worker (see above); tests lengthen it.
+  static constexpr std::chrono::microseconds kWorkerWait{1000};
+  explicit RunArena(int requested, bool pin_threads = false,
+                    std::chrono::microseconds worker_wait = kWorkerWait)
       : threads_(requested > 0 ? requested : tbb::this_task_arena::max_concurrency()),
-        pin_threads_(pin_threads) {}
+        pin_threads_(pin_threads),
+        worker_wait_(worker_wait) {}
 
   int threads() const override { return threads_; }
   bool started() const override { return arena_.is_active(); }
+  // Whether a worker had entered the arena when its first loop began (await_worker).
+  bool worker_awaited() const { return worker_awaited_; }
 
   template <typename Function>
   void execute(const Function& function) {
@@ -50,6 +72,7 @@ class RunArena final : public PendingArena {
       } else {
         spreading_.emplace(arena_);
       }
+      if (threads_ > 1) await_worker();
     } else if (spreading_) {
       spreading_->caller_entered();
     }
@@ -57,8 +80,22 @@ class RunArena final : public PendingArena {
   }
 
  private:
+  // Enqueues a marker task, which only a worker can run while this thread stays out of the
+  // arena, and yields this thread's CPU until it has run or worker_wait_ has passed. The flag is
+  // shared with the task, which may run after the wait gave up.
+  void await_worker() {
+    auto arrived = std::make_shared<std::atomic<bool>>(false);
+    arena_.enqueue([arrived] { arrived->store(true, std::memory_order_release); });
+    const auto give_up = std::chrono::steady_clock::now() + worker_wait_;
+    while (!arrived->load(std::memory_order_acquire) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    worker_awaited_ = arrived->load(std::memory_order_acquire);
+  }
+
   int threads_;
   bool pin_threads_;
+  std::chrono::microseconds worker_wait_;
+  bool worker_awaited_ = false;
   std::optional<tbb::global_control> allowance_;  // set before the arena starts its workers
   tbb::task_arena arena_;
   // Observers of arena_, declared after it so that they stop observing before it goes.
