@@ -6,6 +6,7 @@
 // neither changes a result is checked with the thread counts, in smc_test.cpp and
 // cli_fit_test.cpp.)
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <atomic>
 #include <chrono>
@@ -131,6 +132,22 @@ TEST(RunArena, TheFirstLoopWaitsForAWorker) {
   });
   EXPECT_EQ(visited.load(), 2);
   EXPECT_TRUE(two.worker_awaited());
+}
+
+// Where the process allows a single thread (a caller's tbb::global_control), no worker can
+// come, and the first loop does not wait for one.
+TEST(RunArena, TheFirstLoopDoesNotWaitWhereNoWorkerMayRun) {
+  const tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
+  RunArena two(2, /*pin_threads=*/false, std::chrono::seconds(10));
+  std::atomic<int> visited{0};
+  const auto start = std::chrono::steady_clock::now();
+  two.execute([&] {
+    parallel_for_range(
+        0, 2, [&](const auto& range) { visited += static_cast<int>(range.size()); }, 1);
+  });
+  EXPECT_EQ(visited.load(), 2);
+  EXPECT_FALSE(two.worker_awaited());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -72,7 +72,11 @@ class RunArena final : public PendingArena {
       } else {
         spreading_.emplace(arena_);
       }
-      if (threads_ > 1) await_worker();
+      // (No worker can come where the process allows one thread: a tbb::global_control of the
+      // caller's.)
+      if (threads_ > 1 &&
+          tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) > 1)
+        await_worker();
     } else if (spreading_) {
       spreading_->caller_entered();
     }
