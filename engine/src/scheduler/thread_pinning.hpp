@@ -25,8 +25,9 @@
 // pinning anything (SpreadOnEntry): a worker that enters the run's arena on the CPU the caller
 // last ran a loop on is moved to another CPU of its own mask, which it gets back at once; the
 // scheduler picks that CPU, and may move the worker again like any other thread. On the 2-vCPU
-// host MPost2 at (64, 64, 100) then took 13.0 ms as a whole process on 2 threads, as pinned,
-// against 14.1 ms without (bench/RESULTS.md, Engine: SMC, thirty-first session).
+// host, with its vCPUs far apart, MPost2 at (64, 64, 100) then took 13.0 ms as a whole process
+// on 2 threads, as pinned, against 14.1 ms without; a run's first loop also waits for its first
+// worker (run_arena.hpp). (bench/RESULTS.md, Engine: SMC, thirty-first session.)
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
