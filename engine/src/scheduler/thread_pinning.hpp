@@ -189,18 +189,27 @@ class SpreadOnEntry final : public tbb::task_scheduler_observer {
   SpreadOnEntry(const SpreadOnEntry&) = delete;
   SpreadOnEntry& operator=(const SpreadOnEntry&) = delete;
 
-  // Called by the calling thread each time it enters the arena for a loop.
+  // Called by the calling thread each time it enters the arena for a loop (and by the
+  // constructor, before observing).
   void caller_entered() {
 #if defined(__linux__)
-    caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+    caller_cpu_.store(sched_getcpu(), std::memory_order_release);
+#else
+    caller_cpu_.store(-1, std::memory_order_release);
 #endif
   }
 
   void on_scheduler_entry(bool worker) override {
     if (!worker) return;
+    // Read first, with acquire: a callback only runs after the constructor's store, so this
+    // orders the observer's construction before the callback's other accesses as a thread
+    // sanitizer sees it (oneTBB's own ordering lies inside libtbb, where it cannot).
+    const int caller_cpu = caller_cpu_.load(std::memory_order_acquire);
     pinning_detail::release_worker(worker);
 #if defined(__linux__)
-    pinning_detail::move_off(caller_cpu_.load(std::memory_order_relaxed));
+    pinning_detail::move_off(caller_cpu);
+#else
+    (void)caller_cpu;
 #endif
     callbacks_done_.fetch_add(1, std::memory_order_release);
   }
