@@ -41,9 +41,9 @@ SHELL_SYNTAX = set("|&;<>()$`\\\"'*?[]#~{}\n")
 
 def direct_arguments(command):
     """The command's program and arguments, and the NAME=VALUE assignments before them, when it
-    needs no shell; else None. Starting /bin/sh first added ~0.5 ms to every run's wall time
-    (a 'hello world' took 1.26 ms through the shell and 0.7 ms exec'd directly; bench/RESULTS.md,
-    thirty-first session), which matters for runs of a few milliseconds."""
+    needs no shell; else None. Starting /bin/sh first added 0.5-0.8 ms to every run's wall time
+    (a 'hello world' took 1.26-1.63 ms through the shell and 0.7-0.8 ms exec'd directly;
+    bench/RESULTS.md, thirty-first session), which matters for runs of a few milliseconds."""
     if any(character in SHELL_SYNTAX for character in command):
         return None
     words = command.split()

@@ -35,8 +35,8 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   // leaf distance; the fit reaches kFitBelowSmallest below it, and anything smaller takes
   // log_bessel_k (the same value to 1e-13, slower). The fit's cost grows with the binades it
   // covers: from 1e-6 of the smallest distance it spent 20 binades where runs had no terms,
-  // ~0.2 ms of the ~0.3 ms that the fit took in every MPost2 process (bench/RESULTS.md,
-  // thirty-first session).
+  // ~0.1 ms of the 0.31 ms that the fit took in an MPost2 process at (n, d) = (64, 64)
+  // (bench/RESULTS.md, thirty-first session).
   constexpr double kFitBelowSmallest = 1.0 / 64;
   double smallest = std::numeric_limits<double>::infinity(), largest = 0.0;
   for (double e : eps_)
