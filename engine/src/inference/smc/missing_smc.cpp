@@ -113,9 +113,9 @@ class MissingDataModel {
 // falls back to log_bessel_k). Shared by the model's copies; the fits depend only on the run.
 class BesselTermsByOrder {
  public:
-  // Fits over x in [smallest, largest].
-  BesselTermsByOrder(std::size_t dims, double smallest, double largest)
-      : smallest_(smallest), largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
+  // Fits over x in [1e-12 largest, largest].
+  BesselTermsByOrder(std::size_t dims, double largest)
+      : largest_(largest), flags_(dims + 1), fits_(dims + 1) {}
 
   // log K_p(sqrt(x)), p = 1 - k/2. Where no fit can be made for the order over the
   // run's range (it did not converge for k ~ 2700 over MPost1's range when that started at
@@ -136,7 +136,7 @@ class BesselTermsByOrder {
  private:
   static double order(std::size_t k) { return 1.0 - 0.5 * static_cast<double>(k); }
 
-  double smallest_, largest_;
+  double largest_;
   mutable std::vector<std::once_flag> flags_;
   mutable std::vector<std::unique_ptr<kernels::LogBesselKFixedOrder>> fits_;
 };
@@ -154,9 +154,8 @@ class MissingProposalModel : public MissingDataModel {
   MissingProposalModel(const WhitenedData& data, double leaf_variance, double largest,
                        double lambda_max)
       : MissingDataModel(data, leaf_variance),
-        mpost1_terms_(
-            std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest * lambda_max)),
-        mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * 1e-12, largest)) {}
+        mpost1_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest * lambda_max)),
+        mpost2_terms_(std::make_shared<BesselTermsByOrder>(data.d, largest)) {}
 
   // An upper bound on one merged cluster's bytes: its node, mean and variance, and under MPost2
   // its two terms per partner of smaller id (up to 2n ids), with the allocator's overhead.
