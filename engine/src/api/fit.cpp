@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "../inference/smc/step_pair_tails.hpp"
+#include "../memory/large_array.hpp"
 #include "../scheduler/run_arena.hpp"
 #include "fit_discrete.hpp"
 #include "kingman/api.hpp"
@@ -191,7 +192,9 @@ detail::SmcMemory brownian_smc_memory(const Table& data, const FitOptions& optio
       data.has_missing())
     per_pair = 0.0;
   detail::SmcMemory memory;
-  memory.fixed = 0.5 * n * (n - 1.0) * per_pair;
+  // Each table of 8 bytes per pair is a block of its own (large_array.hpp).
+  memory.fixed =
+      per_pair / 8.0 * detail::large_block_footprint(0.5 * n * (n - 1.0) * sizeof(double));
   // PostPost and MPost1 share a step's pair kernels in a table over the clusters that several
   // states list (at most 2n of them), within a fixed size (step_pair_tails.hpp).
   if ((options.algorithm == Algorithm::postpost || options.algorithm == Algorithm::mpost1) &&

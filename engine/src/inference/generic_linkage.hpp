@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../memory/large_array.hpp"
 #include "../scheduler/parallel_for.hpp"
 #include "condensed_index.hpp"
 #include "indexed_min_heap.hpp"
@@ -105,7 +106,9 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   if (n < 2) return tree;
   tree.merges.reserve(n - 1);
 
-  std::vector<double> pair_height(n * (n - 1) / 2);
+  // Every entry is written by the scoring loop below, which takes the pages' first touches on
+  // the run's threads (large_array.hpp).
+  LargeArray<double> pair_height(n * (n - 1) / 2);
   std::vector<std::size_t> best_partner(n, 0);
   std::vector<std::size_t> node_id(n);
   std::vector<char> active(n, 1);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include "../memory/large_array.hpp"
 #include "../scheduler/parallel_for.hpp"
 #include "best_live_pair.hpp"
 #include "condensed_index.hpp"
@@ -36,9 +37,9 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
 
   BrownianMessages messages(data, leaf_variance);
   const bool per_dimension = messages.per_dimension();
-  std::vector<double> eps;  // cached squared distances (scalar messages only)
+  detail::LargeArray<double> eps;  // cached squared distances (scalar messages only)
   if (!per_dimension) {
-    eps.resize(n * (n - 1) / 2);
+    eps = detail::LargeArray<double>(n * (n - 1) / 2);  // every entry written below
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = i + 1; j < n; ++j)
         eps[detail::condensed_index(n, i, j)] = messages.squared_distance(i, j);

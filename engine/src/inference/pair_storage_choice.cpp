@@ -2,13 +2,15 @@
 
 #include <string>
 
+#include "../memory/large_array.hpp"
 #include "kingman/error.hpp"
 #include "kingman/memory_budget.hpp"
 
 namespace kingman::detail {
 
 double pair_cache_bytes(std::size_t n) {
-  return 0.5 * static_cast<double>(n) * (static_cast<double>(n) - 1.0) * sizeof(double);
+  return large_block_footprint(0.5 * static_cast<double>(n) * (static_cast<double>(n) - 1.0) *
+                               sizeof(double));
 }
 
 PairStorage choose_pair_storage(std::size_t n, const PairStorageNeeds& needs,

@@ -8,7 +8,7 @@
 
 namespace kingman::detail {
 
-// Bytes of n(n-1)/2 pair scores.
+// Bytes of n(n-1)/2 pair scores, as the block that holds them takes (large_array.hpp).
 double pair_cache_bytes(std::size_t n);
 
 // What each storage needs in all on n points: the likelihood's data and messages (base) plus

@@ -16,7 +16,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   if (contents == LeafPairs::on_demand) return;
   const bool with_bessel_terms = contents == LeafPairs::mpost2_weights;
   const std::size_t d = data.d;
-  eps_.resize(n_ * (n_ - 1) / 2);
+  eps_ = LargeArray<double>(n_ * (n_ - 1) / 2);
   // Row i (the pairs (i, j < i)) against the contiguous block of earlier points, by the SIMD
   // difference form: exact to (d + 3) ulps, and faster here than the blocked product form of
   // PairDistanceTiles in the portable build (bench/RESULTS.md, Kernels). Rows are independent,
@@ -61,7 +61,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
     }
   }
   // The Bessel terms L_ij first (in the layout of eps_), then the scales, then E in place.
-  leaf_weights_.resize(eps_.size());
+  leaf_weights_ = LargeArray<double>(eps_.size());
   parallel_for_range(0, n_, [&](const auto& rows) {
     for (std::size_t i = rows.begin(); i != rows.end(); ++i) {
       const std::size_t row = lower_index(0, i);
@@ -106,7 +106,7 @@ LeafPairCache::LeafPairCache(const WhitenedData& data, LeafPairs contents, Mpost
   });
   initial_sums_ = std::move(sums);
   if (!initial_sums_) return;
-  leaf_columns_.resize(leaf_weights_.size());
+  leaf_columns_ = LargeArray<double>(leaf_weights_.size());
   parallel_for_range(0, n_, [&](const auto& columns) {
     for (std::size_t j = columns.begin(); j != columns.end(); ++j) {
       double* column = leaf_columns_.data() + j * (2 * n_ - j - 1) / 2;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "../../memory/large_array.hpp"
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/log_bessel_k.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
@@ -144,9 +145,10 @@ class LeafPairCache {
   std::size_t n_, dims_;
   double shape_;  // p = 1 - d/2
   std::optional<kernels::LogBesselKFixedOrder> bessel_;
-  std::vector<double> eps_;                          // squared distances, by lower_index
-  std::vector<double> leaf_weights_;                 // E, by lower_index
-  std::vector<double> leaf_columns_;                 // E by columns (leaf sums only)
+  // O(n^2) tables, each filled in whole by a loop on the run's threads (large_array.hpp).
+  LargeArray<double> eps_;                           // squared distances, by lower_index
+  LargeArray<double> leaf_weights_;                  // E, by lower_index
+  LargeArray<double> leaf_columns_;                  // E by columns (leaf sums only)
   std::vector<double> leaf_scales_;                  // sigma_i
   std::shared_ptr<const LeafRowSums> initial_sums_;  // null: dense row sums
 };
