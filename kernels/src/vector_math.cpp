@@ -95,6 +95,25 @@ struct MaxArrayKernel {
     return low > high ? low : high;
   }
 };
+struct FirstMinimumBelowKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static std::size_t run(const double* x, std::size_t count, double bound) {
+    // Eight running minima (independent chains, SIMD lanes), joined; a NaN never replaces one.
+    constexpr std::size_t kLanes = 8;
+    double lane[kLanes];
+    for (double& least : lane) least = bound;
+    std::size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+      for (std::size_t l = 0; l < kLanes; ++l) lane[l] = x[i + l] < lane[l] ? x[i + l] : lane[l];
+    for (; i < count; ++i) lane[0] = x[i] < lane[0] ? x[i] : lane[0];
+    double least = bound;
+    for (const double value : lane) least = value < least ? value : least;
+    if (!(least < bound)) return count;
+    std::size_t k = 0;
+    while (!(x[k] == least)) ++k;  // there is one: `least` is an entry's value
+    return k;
+  }
+};
 struct WeightedSumKernel {
   template <std::size_t>
   [[gnu::always_inline]] static void run(double wa, const double* a, double wb, const double* b,
@@ -184,6 +203,10 @@ void sqrt_array(const double* x, double* out, std::size_t count) {
 
 double max_array(const double* x, std::size_t count) {
   return detail::run_in_copy<MaxArrayKernel>(x, count);
+}
+
+std::size_t first_minimum_below(const double* x, std::size_t count, double bound) {
+  return detail::run_in_copy<FirstMinimumBelowKernel>(x, count, bound);
 }
 
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/gig_tail.hpp"
+#include "kingman/kernels/mode_durations.hpp"
 #include "kingman/kernels/offset_sums.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/kernels/simd_level.hpp"
@@ -207,6 +209,37 @@ TEST(SimdCopies, ElementwiseKernelsAgree) {
           return out;
         },
         "element-wise kernels");
+  }
+}
+
+// The rescanning greedies' row kernels: durations in both scales (d = 2 takes the direct sum,
+// d = 20 the conjugate) and the first minimum of a row with ties and NaN entries.
+TEST(SimdCopies, ModeDurationsAndRowMinimaAgree) {
+  for (const std::size_t count : {1u, 7u, 8u, 9u, 31u, 100u}) {
+    const std::vector<double> x = normal_values(count, 0.0, 10.0, count + 40);
+    std::vector<double> eps(count), offset(count), scores(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      eps[k] = std::exp2(x[k]);
+      offset[k] = 0.1 * x[k];
+      scores[k] = k % 5 == 3 ? std::nan("") : std::round(x[k]);
+    }
+    expect_same_bits_in_every_copy(
+        [&] {
+          std::vector<double> out(4 * count + 2);
+          mode_durations(ModeScale::linear, 0.7, 20.0, eps.data(), offset.data(), out.data(),
+                         count);
+          mode_durations(ModeScale::log, 0.7, 20.0, eps.data(), offset.data(), out.data() + count,
+                         count);
+          mode_durations(ModeScale::linear, 3e4, 2.0, eps.data(), offset.data(),
+                         out.data() + 2 * count, count);
+          mode_durations(ModeScale::log, 3e4, 2.0, eps.data(), offset.data(),
+                         out.data() + 3 * count, count);
+          out[4 * count] = static_cast<double>(
+              first_minimum_below(scores.data(), count, std::numeric_limits<double>::infinity()));
+          out[4 * count + 1] = static_cast<double>(first_minimum_below(scores.data(), count, 0.5));
+          return out;
+        },
+        "mode durations and row minima");
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../scheduler/parallel_for.hpp"
+#include "kingman/kernels/vector_math.hpp"
 
 namespace kingman::detail {
 
@@ -36,25 +37,40 @@ struct RowBest {
   bool taken = false;
 };
 
-// `pair_work`: rough arithmetic per pair (parallel_for.hpp). `score_pair` is called from several
-// threads at once. `rows` is scratch, reused across steps.
-template <typename ScorePair>
-PairChoice best_live_pair(const std::vector<std::size_t>& live, std::size_t pair_work,
-                          const ScorePair& score_pair, std::vector<RowBest>& rows) {
+// `pair_work`: rough arithmetic per pair (parallel_for.hpp). score_row(x, scores, durations)
+// fills scores[k] and durations[k] for the pair (live[x], live[x + 1 + k]), k < m - x - 1 (m
+// live slots); it is called from several threads at once. `rows` is scratch, reused across
+// steps.
+template <typename ScoreRow>
+PairChoice best_live_pair_by_rows(const std::vector<std::size_t>& live, std::size_t pair_work,
+                                  const ScoreRow& score_row, std::vector<RowBest>& rows) {
   const std::size_t m = live.size();
   rows.resize(m);
   parallel_for_work(
       0, m - 1, pair_work * (m / 2 + 1),
       [&](const auto& range) {
+        thread_local std::vector<double> scores, durations;
         for (std::size_t x = range.begin(); x < range.end(); ++x) {
+          const std::size_t count = m - x - 1;
+          scores.resize(count);
+          durations.resize(count);
+          score_row(x, scores.data(), durations.data());
+          // The row's first minimum (kernels::first_minimum_below): in row 0 the first pair
+          // whatever its score, unless a later one is smaller.
+          std::size_t k;
+          if (x == 0) {
+            const std::size_t later =
+                kernels::first_minimum_below(scores.data() + 1, count - 1, scores[0]);
+            k = later < count - 1 ? later + 1 : 0;
+          } else {
+            k = kernels::first_minimum_below(scores.data(), count,
+                                             std::numeric_limits<double>::infinity());
+          }
           RowBest best;
-          for (std::size_t y = x + 1; y < m; ++y) {
-            const ScoredPair scored = score_pair(live[x], live[y]);
-            if (scored.score < best.score || (x == 0 && y == 1)) {
-              best.score = scored.score;
-              best.choice = {live[x], live[y], std::max(scored.duration, 0.0)};
-              best.taken = true;
-            }
+          if (k < count) {
+            best.score = scores[k];
+            best.choice = {live[x], live[x + 1 + k], std::max(durations[k], 0.0)};
+            best.taken = true;
           }
           rows[x] = best;
         }
@@ -64,6 +80,22 @@ PairChoice best_live_pair(const std::vector<std::size_t>& live, std::size_t pair
   for (std::size_t x = 1; x + 1 < m; ++x)
     if (rows[x].taken && rows[x].score < best.score) best = rows[x];
   return best.choice;
+}
+
+// The same with the pairs scored one at a time: score_pair(i, j) for live slots i < j.
+template <typename ScorePair>
+PairChoice best_live_pair(const std::vector<std::size_t>& live, std::size_t pair_work,
+                          const ScorePair& score_pair, std::vector<RowBest>& rows) {
+  return best_live_pair_by_rows(
+      live, pair_work,
+      [&](std::size_t x, double* scores, double* durations) {
+        for (std::size_t y = x + 1; y < live.size(); ++y) {
+          const ScoredPair scored = score_pair(live[x], live[y]);
+          scores[y - x - 1] = scored.score;
+          durations[y - x - 1] = scored.duration;
+        }
+      },
+      rows);
 }
 
 }  // namespace kingman::detail

@@ -17,6 +17,7 @@
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/inference/merge_duration.hpp"
+#include "kingman/kernels/mode_durations.hpp"
 #include "kingman/memory_budget.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "kingman/model/coalescent_prior.hpp"
@@ -48,40 +49,65 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
   std::vector<detail::RowBest> rows;
-  const std::size_t pair_work = per_dimension ? 6 * (data.d + 8) : 48;
+  std::vector<double> live_offset;  // scalar messages: offset of live[y], per step
+  // Rough arithmetic per pair (parallel_for.hpp): a row's pairs in SIMD cost about a third of
+  // what one pair at a time did (48).
+  const std::size_t pair_work = per_dimension ? 6 * (data.d + 8) : 16;
   double current_time = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     const double lambda = coalescent_rate(live.size());
-    auto score_pair = [&](std::size_t i, std::size_t j) {
-      double duration, score;
-      if (!per_dimension) {
-        const double e = eps[detail::condensed_index(n, i, j)];
-        const double offset = messages.offset(i) + messages.offset(j) - 2.0 * current_time;
-        duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, dims, e, offset)
-                                                   : linear_mode_duration(lambda, dims, e, offset);
-        if (algorithm == Algorithm::greedy_maxprob) {
-          duration = std::max(duration, 0.0);
-          score = lambda * duration - log_local_likelihood(dims, e, offset + 2.0 * duration);
-        } else {
-          score = duration;
+    const auto scale =
+        algorithm == Algorithm::mgreedy ? kernels::ModeScale::log : kernels::ModeScale::linear;
+    detail::PairChoice choice;
+    if (!per_dimension) {
+      // The live slots' offsets side by side, so that a row reads its partners' in order.
+      live_offset.resize(live.size());
+      for (std::size_t y = 0; y < live.size(); ++y) live_offset[y] = messages.offset(live[y]);
+      // A row's pairs together: their distances and offsets gathered, then their durations in
+      // one vectorized call (mode_durations.hpp), the same bits as one pair at a time.
+      auto score_row = [&](std::size_t x, double* scores, double* durations) {
+        const std::size_t i = live[x], count = live.size() - x - 1;
+        const std::size_t* partners = live.data() + x + 1;
+        const double* row = &eps[detail::condensed_index(n, i, i + 1)];  // row[j - i - 1]
+        thread_local std::vector<double> row_eps, row_offset;
+        row_eps.resize(count);
+        row_offset.resize(count);
+        const double offset_i = live_offset[x];
+        const double* partner_offset = live_offset.data() + x + 1;
+        for (std::size_t k = 0; k < count; ++k) {
+          row_eps[k] = row[partners[k] - i - 1];
+          row_offset[k] = offset_i + partner_offset[k] - 2.0 * current_time;
         }
-      } else {
+        kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(), durations,
+                                count);
+        if (algorithm != Algorithm::greedy_maxprob) {
+          std::copy(durations, durations + count, scores);
+          return;
+        }
+        for (std::size_t k = 0; k < count; ++k) {
+          durations[k] = std::max(durations[k], 0.0);
+          scores[k] = lambda * durations[k] -
+                      log_local_likelihood(dims, row_eps[k], row_offset[k] + 2.0 * durations[k]);
+        }
+      };
+      choice = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
+    } else {
+      auto score_pair = [&](std::size_t i, std::size_t j) {
         thread_local ModeSearchInput shared;
         gather_mode_search_input(messages.view(i), messages.view(j), data.d, current_time, shared);
-        duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
-                                                   : linear_mode_duration(lambda, shared);
+        double duration = algorithm == Algorithm::mgreedy ? log_mode_duration(lambda, shared)
+                                                          : linear_mode_duration(lambda, shared);
+        double score = duration;
         if (algorithm == Algorithm::greedy_maxprob) {
           duration = std::max(duration, 0.0);
           score = lambda * duration - log_local_likelihood(messages.view(i), messages.view(j),
                                                            data.d, current_time - duration,
                                                            data.log_lambda_diagonal);
-        } else {
-          score = duration;
         }
-      }
-      return detail::ScoredPair{score, duration};
-    };
-    const detail::PairChoice choice = detail::best_live_pair(live, pair_work, score_pair, rows);
+        return detail::ScoredPair{score, duration};
+      };
+      choice = detail::best_live_pair(live, pair_work, score_pair, rows);
+    }
     const double t = current_time - choice.duration;
     messages.merge(choice.a, choice.b, t, choice.b);
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),

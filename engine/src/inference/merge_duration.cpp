@@ -10,14 +10,6 @@
 
 namespace kingman {
 
-double log_mode_duration(double lambda, double dims, double eps, double offset) {
-  const double shape = 1.0 - 0.5 * dims;
-  const double root = std::sqrt(shape * shape + lambda * eps);
-  // For shape < 0 the direct sum cancels; multiply by the conjugate instead.
-  const double s = shape >= 0.0 ? (shape + root) / lambda : eps / (root - shape);
-  return 0.5 * (s - offset);
-}
-
 namespace {
 
 // Stationary point of phi(x) = -lambda delta + sum_j [-1/2 log s_j - D_j/(2 s_j)]

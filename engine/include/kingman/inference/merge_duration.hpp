@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kingman/kernels/mode_durations.hpp"
 #include "kingman/kernels/offset_sums.hpp"
 #include "kingman/model/brownian_messages.hpp"
 
@@ -13,16 +14,17 @@ namespace kingman {
 
 // Teh et al.'s delta*: the mode of g in linear scale, unclamped (may be negative):
 // s* = (sqrt(d^2 + 4 lambda eps) - d) / (2 lambda), delta* = (s* - r) / 2.
-// Inline: Greedy-Rate1 evaluates it for every pair it creates.
+// Inline: Greedy-Rate1 evaluates it for every pair it creates. The formula is the kernels' one
+// (kernels::mode_durations takes a row of pairs with the same bits).
 inline double linear_mode_duration(double lambda, double dims, double eps, double offset) {
-  // Rationalized so that small lambda*eps does not cancel: (sqrt(d^2+4 l e) - d)/(2 l).
-  const double s = 2.0 * eps / (std::sqrt(dims * dims + 4.0 * lambda * eps) + dims);
-  return 0.5 * (s - offset);
+  return kernels::linear_mode_duration(lambda, dims, eps, offset);
 }
 
 // Henao & Lucas's MGreedy duration: the mode in log scale of s,
 // s* = (l + sqrt(l^2 + lambda eps)) / lambda with l = 1 - d/2, delta* = (s* - r) / 2.
-double log_mode_duration(double lambda, double dims, double eps, double offset);
+inline double log_mode_duration(double lambda, double dims, double eps, double offset) {
+  return kernels::log_mode_duration(lambda, dims, eps, offset);
+}
 
 // The same modes when dimensions carry their own offsets r_j (missing entries). No closed form
 // unless the offsets are equal: the stationary point of log g (plus log s_ref for the log-scale

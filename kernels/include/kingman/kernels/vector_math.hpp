@@ -30,6 +30,12 @@ void sqrt_array(const double* x, double* out, std::size_t count);
 // inlined as a running std::max into a large function, GCC kept the maximum in memory.
 double max_array(const double* x, std::size_t count);
 
+// The index of the first smallest entry among those below `bound` (NaN entries are never below
+// anything), or `count` if there is none: what a scan that keeps the first of equal minima
+// finds, in SIMD (a vector minimum, then the first entry equal to it; -0 and +0 count as equal,
+// as they do for the scan). The rescanning greedy algorithms' choice within a row of scores.
+std::size_t first_minimum_below(const double* x, std::size_t count, double bound);
+
 // out[i] = wa * a[i] + wb * b[i] (each product rounded, then the sum: never fused), vectorized:
 // a merged cluster's mean from its children's. `out` must not overlap a or b.
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
