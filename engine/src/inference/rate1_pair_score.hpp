@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "kingman/kernels/mode_durations.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
-#include "kingman/kernels/vector_math.hpp"
 
 #include "kingman/inference/merge_duration.hpp"
 #include "kingman/model/brownian_messages.hpp"
@@ -50,7 +50,7 @@ class Rate1PairScore {
     means.resize(count);
     for (std::size_t k = 0; k < count; ++k) means[k] = messages_.mean(partners[k]);
     kernels::squared_distances_to_rows(messages_.mean(i), means.data(), count, data_.d, out);
-    heights_from_distances(i, partners, count, out);
+    heights_from_distances(i, partner_offsets(partners, count), count, out);
   }
 
   // out[q][k] = (*this)(slots[q], partners[k]) for q < slot_count and k < count: row() for
@@ -75,8 +75,9 @@ class Rate1PairScore {
                                            data_.d, out[q] + begin);
       }
     }
+    const double* offsets = partner_offsets(partners, count);
     for (std::size_t q = 0; q < slot_count; ++q)
-      heights_from_distances(slots[q], partners, count, out[q]);
+      heights_from_distances(slots[q], offsets, count, out[q]);
   }
 
  private:
@@ -88,21 +89,27 @@ class Rate1PairScore {
     return std::max<std::size_t>(4, fit / 4 * 4);
   }
 
-  // Turns out[k], the squared distance of slot i and partners[k], into the pair's height:
-  // linear_mode_duration(1, d, eps, offset) over the row, operation for operation (with
-  // lambda = 1, 4 lambda eps is 4 eps exactly), its square roots in one vectorized call (the
-  // same correctly rounded values as std::sqrt).
-  void heights_from_distances(std::size_t i, const std::size_t* partners, std::size_t count,
+  // The partners' offsets side by side (a thread-local buffer, valid until the next call).
+  const double* partner_offsets(const std::size_t* partners, std::size_t count) const {
+    thread_local std::vector<double> offsets;
+    offsets.resize(count);
+    for (std::size_t k = 0; k < count; ++k) offsets[k] = messages_.offset(partners[k]);
+    return offsets.data();
+  }
+
+  // Turns out[k], the squared distance of slot i and the partner whose offset is
+  // partner_offset[k], into the pair's height: linear_mode_duration(1, d, eps, a_i + a_j) over
+  // the row by kernels::mode_durations, which computes it in SIMD with the same bits (square
+  // roots and divisions eight at a time in the AVX-512 copy; this header is compiled for the
+  // baseline, where a division loop ran two at a time).
+  void heights_from_distances(std::size_t i, const double* partner_offset, std::size_t count,
                               double* out) const {
-    thread_local std::vector<double> roots;
-    roots.resize(count);
-    for (std::size_t k = 0; k < count; ++k) roots[k] = dims_ * dims_ + 4.0 * out[k];
-    kernels::sqrt_array(roots.data(), roots.data(), count);
+    thread_local std::vector<double> offsets;
+    offsets.resize(count);
     const double offset = messages_.offset(i);
-    for (std::size_t k = 0; k < count; ++k) {
-      const double s = 2.0 * out[k] / (roots[k] + dims_);
-      out[k] = 0.5 * (s - (offset + messages_.offset(partners[k])));
-    }
+    for (std::size_t k = 0; k < count; ++k) offsets[k] = offset + partner_offset[k];
+    kernels::mode_durations(kernels::ModeScale::linear, 1.0, dims_, out, offsets.data(), out,
+                            count);
   }
 
   const WhitenedData& data_;
