@@ -187,6 +187,29 @@ TEST(Greedy, DuplicateRowsRejectedWithZeroLeafVarianceAndHandledByDefault) {
   EXPECT_TRUE(std::isfinite(result.log_joint));
 }
 
+// Identical rows merge at time 0 (their duration clamps to 0): every variant writes that
+// height as +0, never -0 (which a linkage file showed as "-0").
+TEST(Greedy, MergesAtTimeZeroHavePositiveZeroHeights) {
+  Table table = random_table(8, 3, 4);
+  for (std::size_t j = 0; j < 3; ++j) {
+    table.values[5 * 3 + j] = table.values[1 * 3 + j];
+    table.values[6 * 3 + j] = table.values[1 * 3 + j];
+  }
+  for (const Algorithm algorithm : {Algorithm::greedy_rate1, Algorithm::greedy_minduration,
+                                    Algorithm::greedy_maxprob, Algorithm::mgreedy}) {
+    FitOptions options;
+    options.algorithm = algorithm;
+    options.brownian.covariance = CovarianceKind::identity;
+    const FitResult result = fit(table, options);
+    std::size_t zero_heights = 0;
+    for (const Merge& merge : result.particles[result.best].tree.merges) {
+      EXPECT_FALSE(std::signbit(merge.height)) << to_string(algorithm) << ": " << merge.height;
+      zero_heights += merge.height == 0.0;
+    }
+    EXPECT_GE(zero_heights, 2u) << to_string(algorithm);
+  }
+}
+
 // Rescaling every column by the same factor rescales the learned covariance: the tree and
 // its heights stay the same.
 TEST(Greedy, LearnedCovarianceIsScaleInvariant) {

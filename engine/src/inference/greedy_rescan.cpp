@@ -111,7 +111,8 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
     const double t = current_time - choice.duration;
     messages.merge(choice.a, choice.b, t, choice.b);
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
-                           std::max(node_id[choice.a], node_id[choice.b]), -t});
+                           std::max(node_id[choice.a], node_id[choice.b]),
+                           0.0 - t});  // +0, never -0 (a merge at time 0 printed as "-0")
     node_id[choice.b] = n + step;
     current_time = t;
     std::erase(live, choice.a);
