@@ -114,6 +114,23 @@ struct FirstMinimumBelowKernel {
     return k;
   }
 };
+struct FirstAtMostKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static std::size_t run(const double* x, std::size_t count, double bound) {
+    // Whole blocks of eight by one test each (the comparisons' lanes or-ed), then the block
+    // that holds the entry, and a partial last block, one entry at a time.
+    constexpr std::size_t kBlock = 8;
+    std::size_t i = 0;
+    for (; i + kBlock <= count; i += kBlock) {
+      bool any = false;
+      for (std::size_t l = 0; l < kBlock; ++l) any |= x[i + l] <= bound;
+      if (any) break;
+    }
+    for (; i < count; ++i)
+      if (x[i] <= bound) return i;
+    return count;
+  }
+};
 struct WeightedSumKernel {
   template <std::size_t>
   [[gnu::always_inline]] static void run(double wa, const double* a, double wb, const double* b,
@@ -207,6 +224,10 @@ double max_array(const double* x, std::size_t count) {
 
 std::size_t first_minimum_below(const double* x, std::size_t count, double bound) {
   return detail::run_in_copy<FirstMinimumBelowKernel>(x, count, bound);
+}
+
+std::size_t first_at_most(const double* x, std::size_t count, double bound) {
+  return detail::run_in_copy<FirstAtMostKernel>(x, count, bound);
 }
 
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,

@@ -18,6 +18,7 @@
 #include "kingman/kernels/fixed_order_bessel.hpp"
 #include "kingman/kernels/gig.hpp"
 #include "kingman/kernels/gig_tail.hpp"
+#include "kingman/kernels/maxprob_bounds.hpp"
 #include "kingman/kernels/mode_durations.hpp"
 #include "kingman/kernels/offset_sums.hpp"
 #include "kingman/kernels/pair_kernels.hpp"
@@ -240,6 +241,29 @@ TEST(SimdCopies, ModeDurationsAndRowMinimaAgree) {
           return out;
         },
         "mode durations and row minima");
+  }
+}
+
+TEST(SimdCopies, MaxProbBoundsAndSearchesAgree) {
+  for (const std::size_t count : {1u, 7u, 8u, 9u, 31u, 100u}) {
+    const std::vector<double> x = normal_values(count, 0.0, 10.0, count + 50);
+    std::vector<double> eps(count), offset(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      eps[k] = k % 7 == 2 ? 0.0 : std::exp2(x[k]);
+      offset[k] = k % 7 == 2 ? 0.0 : 0.1 * x[k];
+    }
+    expect_same_bits_in_every_copy(
+        [&] {
+          std::vector<double> out(6 * count + 2);
+          maxprob_score_bounds(0.7, 20.0, eps.data(), offset.data(), out.data(), out.data() + count,
+                               out.data() + 2 * count, count);
+          maxprob_score_bounds(3e4, 2.0, eps.data(), offset.data(), out.data() + 3 * count,
+                               out.data() + 4 * count, out.data() + 5 * count, count);
+          out[6 * count] = static_cast<double>(first_at_most(x.data(), count, -5.0));
+          out[6 * count + 1] = static_cast<double>(first_at_most(x.data(), count, 0.5));
+          return out;
+        },
+        "MaxProb bounds and searches");
   }
 }
 

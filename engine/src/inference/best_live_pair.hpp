@@ -37,49 +37,62 @@ struct RowBest {
   bool taken = false;
 };
 
-// `pair_work`: rough arithmetic per pair (parallel_for.hpp). score_row(x, scores, durations)
-// fills scores[k] and durations[k] for the pair (live[x], live[x + 1 + k]), k < m - x - 1 (m
-// live slots); it is called from several threads at once. `rows` is scratch, reused across
-// steps.
-template <typename ScoreRow>
-PairChoice best_live_pair_by_rows(const std::vector<std::size_t>& live, std::size_t pair_work,
-                                  const ScoreRow& score_row, std::vector<RowBest>& rows) {
+// `pair_work`: rough arithmetic per pair (parallel_for.hpp). row_best(x) returns row x's first
+// minimum over the pairs (live[x], live[y]), y > x, by the rules above (in row 0 the first pair
+// whatever its score, unless a later one is smaller; elsewhere the first of the smallest scores
+// below +inf, none if there is none); it is called from several threads at once. `rows` is
+// scratch, reused across steps.
+template <typename RowBestOf>
+PairChoice best_live_pair_by_row_minima(const std::vector<std::size_t>& live, std::size_t pair_work,
+                                        const RowBestOf& row_best, std::vector<RowBest>& rows) {
   const std::size_t m = live.size();
   rows.resize(m);
   parallel_for_work(
       0, m - 1, pair_work * (m / 2 + 1),
       [&](const auto& range) {
-        thread_local std::vector<double> scores, durations;
-        for (std::size_t x = range.begin(); x < range.end(); ++x) {
-          const std::size_t count = m - x - 1;
-          scores.resize(count);
-          durations.resize(count);
-          score_row(x, scores.data(), durations.data());
-          // The row's first minimum (kernels::first_minimum_below): in row 0 the first pair
-          // whatever its score, unless a later one is smaller.
-          std::size_t k;
-          if (x == 0) {
-            const std::size_t later =
-                kernels::first_minimum_below(scores.data() + 1, count - 1, scores[0]);
-            k = later < count - 1 ? later + 1 : 0;
-          } else {
-            k = kernels::first_minimum_below(scores.data(), count,
-                                             std::numeric_limits<double>::infinity());
-          }
-          RowBest best;
-          if (k < count) {
-            best.score = scores[k];
-            best.choice = {live[x], live[x + 1 + k], std::max(durations[k], 0.0)};
-            best.taken = true;
-          }
-          rows[x] = best;
-        }
+        for (std::size_t x = range.begin(); x < range.end(); ++x) rows[x] = row_best(x);
       },
       kRowTasksPerThread);
   RowBest best = rows[0];
   for (std::size_t x = 1; x + 1 < m; ++x)
     if (rows[x].taken && rows[x].score < best.score) best = rows[x];
   return best.choice;
+}
+
+// The same from every pair's score: score_row(x, scores, durations) fills scores[k] and
+// durations[k] for the pair (live[x], live[x + 1 + k]), k < m - x - 1 (m live slots).
+template <typename ScoreRow>
+PairChoice best_live_pair_by_rows(const std::vector<std::size_t>& live, std::size_t pair_work,
+                                  const ScoreRow& score_row, std::vector<RowBest>& rows) {
+  const std::size_t m = live.size();
+  return best_live_pair_by_row_minima(
+      live, pair_work,
+      [&](std::size_t x) {
+        thread_local std::vector<double> scores, durations;
+        const std::size_t count = m - x - 1;
+        scores.resize(count);
+        durations.resize(count);
+        score_row(x, scores.data(), durations.data());
+        // The row's first minimum (kernels::first_minimum_below): in row 0 the first pair
+        // whatever its score, unless a later one is smaller.
+        std::size_t k;
+        if (x == 0) {
+          const std::size_t later =
+              kernels::first_minimum_below(scores.data() + 1, count - 1, scores[0]);
+          k = later < count - 1 ? later + 1 : 0;
+        } else {
+          k = kernels::first_minimum_below(scores.data(), count,
+                                           std::numeric_limits<double>::infinity());
+        }
+        RowBest best;
+        if (k < count) {
+          best.score = scores[k];
+          best.choice = {live[x], live[x + 1 + k], std::max(durations[k], 0.0)};
+          best.taken = true;
+        }
+        return best;
+      },
+      rows);
 }
 
 // The same with the pairs scored one at a time: score_pair(i, j) for live slots i < j.

@@ -12,6 +12,7 @@
 #include "../scheduler/parallel_for.hpp"
 #include "best_live_pair.hpp"
 #include "condensed_index.hpp"
+#include "maxprob_row.hpp"
 #include "pair_storage_choice.hpp"
 
 #include "kingman/error.hpp"
@@ -64,12 +65,13 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
       live_offset.resize(live.size());
       for (std::size_t y = 0; y < live.size(); ++y) live_offset[y] = messages.offset(live[y]);
       // A row's pairs together: their distances and offsets gathered, then their durations in
-      // one vectorized call (mode_durations.hpp), the same bits as one pair at a time.
-      auto score_row = [&](std::size_t x, double* scores, double* durations) {
+      // one vectorized call (mode_durations.hpp, or with MaxProb's score bounds), the same bits
+      // as one pair at a time.
+      auto gather_row = [&](std::size_t x, std::vector<double>& row_eps,
+                            std::vector<double>& row_offset) {
         const std::size_t i = live[x], count = live.size() - x - 1;
         const std::size_t* partners = live.data() + x + 1;
         const double* row = &eps[detail::condensed_index(n, i, i + 1)];  // row[j - i - 1]
-        thread_local std::vector<double> row_eps, row_offset;
         row_eps.resize(count);
         row_offset.resize(count);
         const double offset_i = live_offset[x];
@@ -78,19 +80,33 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           row_eps[k] = row[partners[k] - i - 1];
           row_offset[k] = offset_i + partner_offset[k] - 2.0 * current_time;
         }
-        kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(), durations,
-                                count);
-        if (algorithm != Algorithm::greedy_maxprob) {
-          std::copy(durations, durations + count, scores);
-          return;
-        }
-        for (std::size_t k = 0; k < count; ++k) {
-          durations[k] = std::max(durations[k], 0.0);
-          scores[k] = lambda * durations[k] -
-                      log_local_likelihood(dims, row_eps[k], row_offset[k] + 2.0 * durations[k]);
-        }
       };
-      choice = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
+      if (algorithm == Algorithm::greedy_maxprob) {
+        // Only the pairs that can be a row's minimum scored exactly (maxprob_row.hpp).
+        auto row_best = [&](std::size_t x) {
+          thread_local std::vector<double> row_eps, row_offset;
+          gather_row(x, row_eps, row_offset);
+          const detail::MaxProbRowMinimum least = detail::maxprob_row_minimum(
+              lambda, dims, row_eps.data(), row_offset.data(), row_eps.size(), x == 0);
+          detail::RowBest best;
+          if (least.index < row_eps.size()) {
+            best.score = least.score;
+            best.choice = {live[x], live[x + 1 + least.index], least.duration};
+            best.taken = true;
+          }
+          return best;
+        };
+        choice = detail::best_live_pair_by_row_minima(live, pair_work, row_best, rows);
+      } else {
+        auto score_row = [&](std::size_t x, double* scores, double* durations) {
+          thread_local std::vector<double> row_eps, row_offset;
+          gather_row(x, row_eps, row_offset);
+          kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(), durations,
+                                  row_eps.size());
+          std::copy(durations, durations + row_eps.size(), scores);
+        };
+        choice = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
+      }
     } else {
       auto score_pair = [&](std::size_t i, std::size_t j) {
         thread_local ModeSearchInput shared;

@@ -36,6 +36,11 @@ double max_array(const double* x, std::size_t count);
 // as they do for the scan). The rescanning greedy algorithms' choice within a row of scores.
 std::size_t first_minimum_below(const double* x, std::size_t count, double bound);
 
+// The index of the first entry at most `bound` (NaN entries never are), or `count` if there is
+// none, eight entries at a time: the few pairs of a Greedy-MaxProb row that its score bounds
+// leave to be scored exactly (maxprob_bounds.hpp).
+std::size_t first_at_most(const double* x, std::size_t count, double bound);
+
 // out[i] = wa * a[i] + wb * b[i] (each product rounded, then the sum: never fused), vectorized:
 // a merged cluster's mean from its children's. `out` must not overlap a or b.
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
