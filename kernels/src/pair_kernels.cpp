@@ -231,6 +231,42 @@ struct DotsWithKernel {
 
 }  // namespace
 
+namespace {
+
+struct SquaredDistancesInOrderKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static void run(const double* x, const double* const* rows,
+                                         std::size_t count, std::size_t d, double* out) {
+    constexpr std::size_t kLanes = 8;
+    std::size_t k = 0;
+    for (; k + kLanes <= count; k += kLanes) {
+      const double* row[kLanes];
+      double sum[kLanes];
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        row[l] = rows[k + l];
+        sum[l] = 0.0;
+      }
+      for (std::size_t j = 0; j < d; ++j) {
+        const double xj = x[j];
+        for (std::size_t l = 0; l < kLanes; ++l) sum[l] += (xj - row[l][j]) * (xj - row[l][j]);
+      }
+      for (std::size_t l = 0; l < kLanes; ++l) out[k + l] = sum[l];
+    }
+    for (; k < count; ++k) {
+      double sum = 0.0;
+      for (std::size_t j = 0; j < d; ++j) sum += (x[j] - rows[k][j]) * (x[j] - rows[k][j]);
+      out[k] = sum;
+    }
+  }
+};
+
+}  // namespace
+
+void squared_distances_in_order(const double* x, const double* const* rows, std::size_t count,
+                                std::size_t d, double* out) {
+  detail::run_in_copy<SquaredDistancesInOrderKernel>(x, rows, count, d, out);
+}
+
 double squared_distance_reference(const double* x, const double* y, std::size_t d) {
   double sum = 0.0;
   for (std::size_t k = 0; k < d; ++k) sum += (x[k] - y[k]) * (x[k] - y[k]);

@@ -1,7 +1,8 @@
 // Greedy-MinDuration, Greedy-MaxProb and MGreedy (MODEL.md section 4). The rate lambda_m and
 // the current time change every step, so every live pair is rescored every step: O(n^3) time.
 // Squared distances are cached per pair (scalar messages) and refreshed only for the new
-// cluster.
+// cluster. On complete data MinDuration and MGreedy rescore only the rows that can hold the
+// step's choice (row_duration_bounds.hpp): the same tree, in about O(n^2) time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,13 +13,16 @@
 #include "../scheduler/parallel_for.hpp"
 #include "best_live_pair.hpp"
 #include "condensed_index.hpp"
+#include "greedy_rescan_paths.hpp"
 #include "maxprob_row.hpp"
 #include "pair_storage_choice.hpp"
+#include "row_duration_bounds.hpp"
 
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
 #include "kingman/inference/merge_duration.hpp"
 #include "kingman/kernels/mode_durations.hpp"
+#include "kingman/kernels/pair_kernels.hpp"
 #include "kingman/memory_budget.hpp"
 #include "kingman/model/brownian_messages.hpp"
 #include "kingman/model/coalescent_prior.hpp"
@@ -26,6 +30,13 @@
 namespace kingman {
 
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm) {
+  return detail::greedy_rescan(data, leaf_variance, algorithm, detail::RescanPath::automatic);
+}
+
+namespace detail {
+
+MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
+                        RescanPath path) {
   if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob &&
       algorithm != Algorithm::mgreedy) {
     throw OptionError("greedy_rescan: " + to_string(algorithm) + " is not a rescanning greedy");
@@ -42,14 +53,43 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   detail::LargeArray<double> eps;  // cached squared distances (scalar messages only)
   if (!per_dimension) {
     eps = detail::LargeArray<double>(n * (n - 1) / 2);  // every entry written below
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = i + 1; j < n; ++j)
-        eps[detail::condensed_index(n, i, j)] = messages.squared_distance(i, j);
+    // Rows on the threads (their lengths fall along the list: more tasks than for equal items).
+    detail::parallel_for_work(
+        0, n, (data.d + 2) * (n / 2 + 1),
+        [&](const auto& range) {
+          // messages.squared_distance's sums, eight partners at a time (the same bits).
+          thread_local std::vector<const double*> partners;
+          for (std::size_t i = range.begin(); i < range.end() && i + 1 < n; ++i) {
+            partners.resize(n - i - 1);
+            for (std::size_t j = i + 1; j < n; ++j) partners[j - i - 1] = messages.mean(j);
+            kernels::squared_distances_in_order(messages.mean(i), partners.data(), n - i - 1,
+                                                data.d, &eps[detail::condensed_index(n, i, i + 1)]);
+          }
+        },
+        detail::kRowTasksPerThread);
   }
+  // Rows rescored only where they can hold the choice (row_duration_bounds.hpp): complete data,
+  // the two algorithms whose score is the mode duration, and no overflow in the modes' square
+  // roots (lambda eps stays below 1e300: a merged cluster's mean is a weighted mean of its
+  // leaves', so no later distance exceeds the largest between leaves), so that every duration
+  // is finite and follows the bounds.
+  bool by_bounds = false;
+  if (!per_dimension && algorithm != Algorithm::greedy_maxprob && path == RescanPath::automatic) {
+    const double largest = kernels::max_array(&eps[0], n * (n - 1) / 2);
+    double offsets = 0.0;
+    for (std::size_t i = 0; i < n; ++i) offsets += std::abs(messages.offset(i));
+    by_bounds = std::isfinite(offsets) && largest * coalescent_rate(n) < 1e298;
+  }
+  RowDurationBounds bounds(by_bounds ? n : 0);
+  // RowDurationBounds::base of each live row, by live position.
+  std::vector<double> live_base(by_bounds ? n : 0, std::numeric_limits<double>::infinity());
+  std::size_t new_slot = n;  // the slot of the cluster the last step made (n: none yet)
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
   std::vector<detail::RowBest> rows;
+  std::vector<char> row_evaluated;  // by live position, per step (rows rescored by bounds)
+  std::vector<double> new_eps;      // the last merged cluster's distances, by live position
   std::vector<double> live_offset;  // scalar messages: offset of live[y], per step
   // Rough arithmetic per pair (parallel_for.hpp): a row's pairs in SIMD cost about a third of
   // what one pair at a time did (48).
@@ -97,7 +137,7 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           return best;
         };
         choice = detail::best_live_pair_by_row_minima(live, pair_work, row_best, rows);
-      } else {
+      } else if (!by_bounds) {
         auto score_row = [&](std::size_t x, double* scores, double* durations) {
           thread_local std::vector<double> row_eps, row_offset;
           gather_row(x, row_eps, row_offset);
@@ -106,6 +146,108 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           std::copy(durations, durations + row_eps.size(), scores);
         };
         choice = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
+      } else {
+        // Row x's durations (the full path's scores, bit for bit) and its first minimum;
+        // `offset_sum` gets the row's largest a_l + a_r (bounded: r = a_l + a_r - 2 T >= 0).
+        struct RowMinimum {
+          std::size_t index;
+          double duration, offset_sum;
+        };
+        auto row_minimum = [&](std::size_t x) {
+          thread_local std::vector<double> row_eps, row_offset, durations;
+          gather_row(x, row_eps, row_offset);
+          const std::size_t count = row_eps.size();
+          durations.resize(count);
+          kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(),
+                                  durations.data(), count);
+          const std::size_t k = kernels::first_minimum_below(
+              durations.data(), count, std::numeric_limits<double>::infinity());
+          if (k >= count) throw std::logic_error("greedy_rescan: a row without a finite duration");
+          const double offset_sum =
+              kernels::max_array(row_offset.data(), count) + 2.0 * std::abs(current_time);
+          return RowMinimum{k, durations[k], offset_sum};
+        };
+        const std::size_t m = live.size();
+        std::vector<char>& evaluated = row_evaluated;
+        evaluated.assign(m, 0);
+        RowMinimum best{m, std::numeric_limits<double>::infinity(), 0.0};
+        std::size_t best_row = m;
+        // The full path's join: a row replaces the best only with a smaller duration, and rows
+        // are met in order; here they are met out of order, so an equal duration in an earlier
+        // row replaces it too.
+        auto consider = [&](std::size_t x, const RowMinimum& found) {
+          evaluated[x] = 1;
+          bounds.clear(live[x]);
+          bounds.add(live[x], found.duration, found.offset_sum, current_time);
+          live_base[x] = bounds.base(live[x]);
+          if (found.duration < best.duration || (found.duration == best.duration && x < best_row)) {
+            best = found;
+            best_row = x;
+          }
+        };
+        if (new_slot == n) {
+          // The first step: every row, on the threads.
+          std::vector<RowMinimum> all(m - 1);
+          detail::parallel_for_work(
+              0, m - 1, pair_work * (m / 2 + 1),
+              [&](const auto& range) {
+                for (std::size_t x = range.begin(); x < range.end(); ++x) all[x] = row_minimum(x);
+              },
+              detail::kRowTasksPerThread);
+          for (std::size_t x = 0; x + 1 < m; ++x) consider(x, all[x]);
+        } else {
+          // The new cluster's pairs: its own row, and its column, (x, new) for the earlier
+          // rows x, whose bounds take them in.
+          const std::size_t at = static_cast<std::size_t>(
+              std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
+          if (at + 1 < m) consider(at, row_minimum(at));
+          thread_local std::vector<double> column_eps, column_offset, column_durations;
+          column_eps.resize(at);
+          column_offset.resize(at);
+          column_durations.resize(at);
+          const double new_offset = messages.offset(new_slot);
+          for (std::size_t x = 0; x < at; ++x) {
+            column_eps[x] = new_eps[x];  // eps[condensed_index(n, live[x], new_slot)]
+            column_offset[x] = live_offset[x] + new_offset - 2.0 * current_time;
+          }
+          kernels::mode_durations(scale, lambda, dims, column_eps.data(), column_offset.data(),
+                                  column_durations.data(), at);
+          for (std::size_t x = 0; x < at; ++x) {
+            bounds.add(live[x], column_durations[x],
+                       column_offset[x] + 2.0 * std::abs(current_time), current_time);
+            live_base[x] = bounds.base(live[x]);
+          }
+          // Then every row whose floor (RowDurationBounds::floor) is at most the best duration
+          // so far. Where the new cluster's row is empty, the row of lowest base first. The
+          // others are found by their bases against a threshold a little above what the exact
+          // test needs, then tested exactly; the best only falls, so a row skipped stays out.
+          const std::size_t rows_with_pairs = m - 1;
+          auto can_reach = [&](std::size_t x) {
+            return !(RowDurationBounds::floor(bounds.floor_part(live[x], current_time),
+                                              best.duration) > best.duration);
+          };
+          if (best_row == m) {
+            const std::size_t lowest = kernels::first_minimum_below(
+                live_base.data(), rows_with_pairs, std::numeric_limits<double>::infinity());
+            if (lowest < rows_with_pairs && !evaluated[lowest])
+              consider(lowest, row_minimum(lowest));
+          }
+          auto threshold = [&] {
+            const double scale = std::abs(best.duration) + std::abs(current_time);
+            return (best.duration - current_time) + 1e-9 * scale;
+          };
+          double above = threshold();
+          for (std::size_t x = kernels::first_at_most(live_base.data(), rows_with_pairs, above);
+               x < rows_with_pairs;
+               x += 1 + kernels::first_at_most(live_base.data() + x + 1, rows_with_pairs - x - 1,
+                                               above)) {
+            if (evaluated[x] || !can_reach(x)) continue;
+            consider(x, row_minimum(x));
+            above = threshold();
+          }
+        }
+        if (best_row == m) throw std::logic_error("greedy_rescan: no pair chosen");
+        choice = {live[best_row], live[best_row + 1 + best.index], std::max(best.duration, 0.0)};
       }
     } else {
       auto score_pair = [&](std::size_t i, std::size_t j) {
@@ -126,22 +268,41 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
     }
     const double t = current_time - choice.duration;
     messages.merge(choice.a, choice.b, t, choice.b);
+    // A merge of two clusters of variance 0 at their own time (identical points without leaf
+    // variance, which fit() refuses) makes the new variance 0/0: durations with it are NaN,
+    // which the bounds do not cover. Every pair is rescored from then on, as without bounds.
+    if (by_bounds && !std::isfinite(messages.offset(choice.b))) by_bounds = false;
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
                            std::max(node_id[choice.a], node_id[choice.b]),
                            0.0 - t});  // +0, never -0 (a merge at time 0 printed as "-0")
     node_id[choice.b] = n + step;
     current_time = t;
+    if (by_bounds) {
+      const std::size_t erased = static_cast<std::size_t>(
+          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin());
+      live_base.erase(live_base.begin() + static_cast<std::ptrdiff_t>(erased));
+    }
     std::erase(live, choice.a);
+    new_slot = choice.b;
     if (!per_dimension) {
-      // The new cluster's distances (scattered writes into the pair cache), in parallel too.
+      // The new cluster's distances to every live slot by live position (messages'
+      // squared_distance bits: a square is the same either way round), kept for the next
+      // step's column, and written into the pair cache (scattered writes), in parallel too.
+      new_eps.resize(live.size());
       detail::parallel_for_work(
           0, live.size(), data.d + 16,
           [&](const auto& range) {
+            thread_local std::vector<const double*> partners;
+            partners.resize(range.size());
+            for (std::size_t x = range.begin(); x < range.end(); ++x)
+              partners[x - range.begin()] = messages.mean(live[x]);
+            kernels::squared_distances_in_order(messages.mean(choice.b), partners.data(),
+                                                range.size(), data.d, &new_eps[range.begin()]);
             for (std::size_t x = range.begin(); x < range.end(); ++x) {
               const std::size_t j = live[x];
               if (j == choice.b) continue;
               const std::size_t lo = std::min(j, choice.b), hi = std::max(j, choice.b);
-              eps[detail::condensed_index(n, lo, hi)] = messages.squared_distance(lo, hi);
+              eps[detail::condensed_index(n, lo, hi)] = new_eps[x];
             }
           },
           detail::kUniformTasksPerThread);
@@ -150,12 +311,15 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   return tree;
 }
 
+}  // namespace detail
+
 namespace {
 
-// The data and the per-cluster state (a few n*d and n arrays), which every path holds.
+// The data and the per-cluster state (a few n*d and n arrays, among them the rescanning
+// greedies' row bounds and the new cluster's distances), which every path holds.
 double base_bytes_of(std::size_t n, std::size_t d) {
   return 3.0 * static_cast<double>(n) * static_cast<double>(d) * sizeof(double) +
-         64.0 * static_cast<double>(n);
+         112.0 * static_cast<double>(n);
 }
 
 }  // namespace

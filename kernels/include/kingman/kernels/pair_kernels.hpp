@@ -27,6 +27,13 @@ double squared_distance(const double* x, const double* y, std::size_t d);
 void squared_distances_to_rows(const double* x, const double* const* rows, std::size_t count,
                                std::size_t d, double* out);
 
+// out[k] = squared_distance_reference(x, rows[k], d) for k < count, bit for bit: each sum in
+// index order, as a scalar loop adds, with eight rows side by side in SIMD lanes (a row's sum is
+// a chain of dependent additions; eight chains overlap). The rescanning greedy algorithms'
+// distances, which must be the engine's scalar ones (BrownianMessages::squared_distance).
+void squared_distances_in_order(const double* x, const double* const* rows, std::size_t count,
+                                std::size_t d, double* out);
+
 // out[k] = squared_distance(x, block + k * stride, d) for k < count: one point against a
 // contiguous block of rows.
 void squared_distances_to_block(const double* x, const double* block, std::size_t count,

@@ -1,0 +1,93 @@
+// Greedy-MinDuration and MGreedy on complete data rescore only the rows their bounds leave
+// (engine/src/inference/row_duration_bounds.hpp): the tree, heights included, is the one that
+// rescoring every pair at every step gives, on random data, on data full of exact ties
+// (integer grids, duplicated rows, merges clamped at time 0), with and without leaf variance,
+// and on 1, 2 and 4 threads (the pair cache's fill and the new cluster's distances split).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../engine/src/inference/greedy_rescan_paths.hpp"
+#include "../../engine/src/scheduler/run_arena.hpp"
+#include "kingman/options.hpp"
+
+namespace kingman::detail {
+namespace {
+
+WhitenedData table(std::size_t n, std::size_t d, unsigned seed, bool grid) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> level(0, 2);
+  WhitenedData data;
+  data.n = n;
+  data.d = d;
+  data.x.resize(n * d);
+  for (double& v : data.x) v = grid ? static_cast<double>(level(engine)) : normal(engine);
+  data.log_lambda_diagonal.assign(d, 0.0);
+  return data;
+}
+
+// The merges, heights bit for bit, or the first that differs.
+void expect_same_tree(const MergeTree& expected, const MergeTree& found, const std::string& what) {
+  ASSERT_EQ(found.merges.size(), expected.merges.size()) << what;
+  for (std::size_t k = 0; k < expected.merges.size(); ++k) {
+    ASSERT_EQ(found.merges[k].left, expected.merges[k].left) << what << ", merge " << k;
+    ASSERT_EQ(found.merges[k].right, expected.merges[k].right) << what << ", merge " << k;
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(found.merges[k].height),
+              std::bit_cast<std::uint64_t>(expected.merges[k].height))
+        << what << ", merge " << k;
+  }
+}
+
+TEST(GreedyRescanPaths, RowBoundsGiveTheTreeOfEveryPair) {
+  for (const Algorithm algorithm : {Algorithm::greedy_minduration, Algorithm::mgreedy}) {
+    for (const std::size_t d : {1u, 2u, 3u, 12u}) {
+      for (unsigned seed = 1; seed <= 3; ++seed) {
+        for (const bool grid : {false, true}) {
+          // The grid holds many identical rows: with leaf variance 0 their merges clamp at 0.
+          const WhitenedData data =
+              table(90 + 40 * seed, d, seed * 7 + static_cast<unsigned>(d), grid);
+          for (const double leaf_variance : {0.0, 0.05}) {
+            if (grid && leaf_variance == 0.0 && algorithm == Algorithm::mgreedy) continue;
+            const std::string what = to_string(algorithm) + ", d " + std::to_string(d) + ", seed " +
+                                     std::to_string(seed) + (grid ? ", grid" : "") + ", v0 " +
+                                     std::to_string(leaf_variance);
+            const MergeTree every_pair =
+                greedy_rescan(data, leaf_variance, algorithm, RescanPath::every_pair);
+            const MergeTree by_bounds =
+                greedy_rescan(data, leaf_variance, algorithm, RescanPath::automatic);
+            expect_same_tree(every_pair, by_bounds, what);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GreedyRescanPaths, TheSameTreeOnOneTwoAndFourThreads) {
+  // 600 points at d = 8: the pair cache's fill splits into rows on the threads.
+  const WhitenedData data = table(600, 8, 5, false);
+  for (const Algorithm algorithm :
+       {Algorithm::greedy_minduration, Algorithm::mgreedy, Algorithm::greedy_maxprob}) {
+    MergeTree one;
+    RunArena(1).execute([&] { one = greedy_rescan(data, 0.0, algorithm, RescanPath::automatic); });
+    for (const int threads : {2, 4}) {
+      MergeTree many;
+      RunArena(threads).execute(
+          [&] { many = greedy_rescan(data, 0.0, algorithm, RescanPath::automatic); });
+      expect_same_tree(one, many, to_string(algorithm) + ", " + std::to_string(threads));
+    }
+    if (algorithm == Algorithm::greedy_maxprob) continue;
+    MergeTree every_pair;
+    RunArena(2).execute(
+        [&] { every_pair = greedy_rescan(data, 0.0, algorithm, RescanPath::every_pair); });
+    expect_same_tree(every_pair, one, to_string(algorithm) + ", every pair on 2 threads");
+  }
+}
+
+}  // namespace
+}  // namespace kingman::detail
