@@ -8,7 +8,9 @@
 // distance (its header derives this), hence within that plus d u of the reference.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -57,6 +59,26 @@ TEST(PairKernels, RowKernelsEqualThePairKernelBitForBit) {
     for (std::size_t k = 0; k < n; ++k) {
       EXPECT_EQ(from_rows[k], squared_distance(x.data(), rows[k], d)) << "d=" << d;
       EXPECT_EQ(from_block[k], squared_distance(x.data(), x.data() + k * d, d)) << "d=" << d;
+    }
+  }
+}
+
+// The in-order sums are the reference's, bit for bit, for whole blocks of eight rows and every
+// tail, rows anywhere in memory, and either way round (the engine passes the new cluster as x).
+TEST(PairKernels, InOrderRowSumsEqualTheReferenceBitForBit) {
+  for (std::size_t d : {1u, 2u, 3u, 8u, 20u, 64u, 257u}) {
+    for (std::size_t count : {0u, 1u, 7u, 8u, 9u, 16u, 37u}) {
+      const std::vector<double> x = normal_points(count + 1, d, 3.0, static_cast<unsigned>(d));
+      std::vector<const double*> rows(count);
+      for (std::size_t k = 0; k < count; ++k) rows[k] = x.data() + (1 + (k * 5) % count) * d;
+      std::vector<double> out(count);
+      squared_distances_in_order(x.data(), rows.data(), count, d, out.data());
+      for (std::size_t k = 0; k < count; ++k) {
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(out[k]),
+                  std::bit_cast<std::uint64_t>(squared_distance_reference(x.data(), rows[k], d)))
+            << "d=" << d << ", row " << k << " of " << count;
+        EXPECT_EQ(out[k], squared_distance_reference(rows[k], x.data(), d));
+      }
     }
   }
 }

@@ -136,7 +136,8 @@ TEST(SimdCopies, PairKernelsAgree) {
     for (std::size_t r = 0; r < count; ++r) rows[r] = x.data() + (1 + (r * 5) % count) * d;
     expect_same_bits_in_every_copy(
         [&] {
-          std::vector<double> out(3 * count + 2);
+          std::vector<double> out(4 * count + 2);
+          squared_distances_in_order(x.data(), rows.data(), count, d, out.data() + 3 * count + 2);
           squared_distances_to_rows(x.data(), rows.data(), count, d, out.data());
           squared_distances_to_block(x.data(), x.data() + d, count, d, d, out.data() + count);
           std::vector<std::size_t> lengths(count);
