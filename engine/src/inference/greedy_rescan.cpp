@@ -51,9 +51,16 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   BrownianMessages messages(data, leaf_variance);
   const bool per_dimension = messages.per_dimension();
   detail::LargeArray<double> eps;  // cached squared distances (scalar messages only)
+  const bool may_bound =
+      !per_dimension && algorithm != Algorithm::greedy_maxprob && path == RescanPath::automatic;
+  const LoopPlace early_place =
+      may_bound && n * (data.d + 16) < kMinLoopWork ? LoopPlace::alone : LoopPlace::among_others;
   if (!per_dimension) {
     eps = detail::LargeArray<double>(n * (n - 1) / 2);  // every entry written below
     // Rows on the threads (their lengths fall along the list: more tasks than for equal items).
+    // With row bounds (below) and new clusters' distances too short to split, this fill and
+    // the first step are the run's only loops that may split: they start its workers only if
+    // large (LoopPlace::alone).
     detail::parallel_for_work(
         0, n, (data.d + 2) * (n / 2 + 1),
         [&](const auto& range) {
@@ -66,7 +73,7 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
                                                 data.d, &eps[detail::condensed_index(n, i, i + 1)]);
           }
         },
-        detail::kRowTasksPerThread);
+        detail::kRowTasksPerThread, early_place);
   }
   // Rows rescored only where they can hold the choice (row_duration_bounds.hpp): complete data,
   // the two algorithms whose score is the mode duration, and no overflow in the modes' square
@@ -74,7 +81,7 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
   // leaves', so no later distance exceeds the largest between leaves), so that every duration
   // is finite and follows the bounds.
   bool by_bounds = false;
-  if (!per_dimension && algorithm != Algorithm::greedy_maxprob && path == RescanPath::automatic) {
+  if (may_bound) {
     const double largest = kernels::max_array(&eps[0], n * (n - 1) / 2);
     double offsets = 0.0;
     for (std::size_t i = 0; i < n; ++i) offsets += std::abs(messages.offset(i));
@@ -193,7 +200,7 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
               [&](const auto& range) {
                 for (std::size_t x = range.begin(); x < range.end(); ++x) all[x] = row_minimum(x);
               },
-              detail::kRowTasksPerThread);
+              detail::kRowTasksPerThread, early_place);
           for (std::size_t x = 0; x + 1 < m; ++x) consider(x, all[x]);
         } else {
           // The new cluster's pairs: its own row, and its column, (x, new) for the earlier
