@@ -29,10 +29,13 @@ std::size_t greedy_pair_cache_bytes(std::size_t n, std::size_t d);
 std::size_t greedy_rate1_bounded_bytes(std::size_t n, std::size_t threads,
                                        std::size_t candidates_per_cluster = 32);
 
-// Greedy-MinDuration, Greedy-MaxProb and MGreedy: every live pair is rescored at every step
-// with the true rate lambda_m (O(n^3)); selection uses the unclamped duration (or, for MaxProb,
-// the objective at the feasible duration) and the merge happens at the clamped duration.
-// Ties go to the first pair in (slot, slot) order.
+// Greedy-MinDuration, Greedy-MaxProb and MGreedy: every live pair is scored at every step with
+// the true rate lambda_m; selection uses the unclamped duration (or, for MaxProb, the objective
+// at the feasible duration) and the merge happens at the clamped duration. Ties go to the first
+// pair in (slot, slot) order. On complete data MinDuration and MGreedy rescore only the rows
+// that bounds from earlier steps cannot rule out, and MaxProb scores exactly only the pairs that
+// SIMD bounds cannot rule out: the same tree as rescoring every pair (O(n^3)), for MinDuration
+// and MGreedy in about O(n^2) time.
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm);
 
 // Whether Greedy-Rate1's bounded path is expected to be faster than its full pair cache on n
