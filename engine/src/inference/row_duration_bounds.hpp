@@ -56,12 +56,14 @@ class RowDurationBounds {
   // search over a row-ordered copy of the bases (greedy_rescan.cpp) and then tested exactly.
   double base(std::size_t slot) const {
     const double key = key_[slot];
+    if (key == std::numeric_limits<double>::infinity()) return key;  // no pair (not inf - inf)
     return key - kSlackRelative * (2.0 * offset_sum_[slot] + std::abs(key));
   }
 
   // The part of row `slot`'s floor that does not depend on the step's best duration (below).
   double floor_part(std::size_t slot, double time) const {
     const double key = key_[slot];
+    if (key == std::numeric_limits<double>::infinity()) return key;  // no pair
     const double slack =
         kSlackRelative * (2.0 * offset_sum_[slot] + 4.0 * std::abs(time) + std::abs(key));
     return (key + time) - slack;
