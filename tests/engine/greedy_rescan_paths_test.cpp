@@ -1,11 +1,13 @@
-// Greedy-MinDuration and MGreedy on complete data rescore only the rows their bounds leave
-// (engine/src/inference/row_duration_bounds.hpp): the tree, heights included, is the one that
-// rescoring every pair at every step gives, on random data, on data full of exact ties
-// (integer grids, duplicated rows, merges clamped at time 0), with and without leaf variance,
+// Greedy-MinDuration and MGreedy on complete data, and binary / multinomial MinDuration with one
+// mutation rate, rescore only the rows their bounds leave (engine/src/inference/
+// row_duration_bounds.hpp): the tree, heights included, is the one that rescoring every pair at
+// every step gives, on random data, on data full of exact ties (integer grids, duplicated rows,
+// merges clamped at time 0), with and without leaf variance, with missing entries (discrete),
 // and on 1, 2 and 4 threads (the pair cache's fill and the new cluster's distances split).
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -13,6 +15,8 @@
 
 #include "../../engine/src/inference/greedy_rescan_paths.hpp"
 #include "../../engine/src/scheduler/run_arena.hpp"
+#include "kingman/data/table.hpp"
+#include "kingman/model/discrete_data.hpp"
 #include "kingman/options.hpp"
 
 namespace kingman::detail {
@@ -86,6 +90,60 @@ TEST(GreedyRescanPaths, TheSameTreeOnOneTwoAndFourThreads) {
     RunArena(2).execute(
         [&] { every_pair = greedy_rescan(data, 0.0, algorithm, RescanPath::every_pair); });
     expect_same_tree(every_pair, one, to_string(algorithm) + ", every pair on 2 threads");
+  }
+}
+
+// Binary and multinomial tables: values drawn around a few prototypes (so that clusters and
+// ties form), a share of them missing.
+Table discrete_table(std::size_t n, std::size_t d, int categories, unsigned seed,
+                     unsigned missing_one_in) {
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int> value(0, categories - 1), prototype(0, 3), flip(0, 9);
+  std::vector<std::vector<int>> prototypes(4, std::vector<int>(d));
+  for (auto& p : prototypes)
+    for (int& v : p) v = value(engine);
+  Table t;
+  t.rows = n;
+  t.cols = d;
+  t.source = "discrete";
+  t.values.resize(n * d);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& p = prototypes[static_cast<std::size_t>(prototype(engine))];
+    for (std::size_t j = 0; j < d; ++j) {
+      double v = static_cast<double>(flip(engine) < 2 ? value(engine) : p[j]);
+      if (missing_one_in > 0 && engine() % missing_one_in == 0) v = std::nan("");
+      t.values[i * d + j] = v;
+    }
+  }
+  return t;
+}
+
+TEST(GreedyRescanPaths, DiscreteRowBoundsGiveTheTreeOfEveryPair) {
+  for (const int categories : {2, 4}) {
+    for (unsigned seed = 1; seed <= 2; ++seed) {
+      for (const unsigned missing : {0u, 7u}) {
+        const Table t = discrete_table(40 + 30 * seed, 5 + seed, categories, seed, missing);
+        for (const double rate : {1.0, 0.3}) {
+          DiscreteOptions options;
+          options.mutation_rates = {rate};
+          const DiscreteData data = encode_discrete(
+              t, categories == 2 ? Likelihood::binary : Likelihood::multinomial, options);
+          const std::string what = std::to_string(categories) + " categories, seed " +
+                                   std::to_string(seed) + ", missing " + std::to_string(missing) +
+                                   ", rate " + std::to_string(rate);
+          MergeTree every_pair, by_bounds;
+          RunArena(2).execute([&] {
+            every_pair = greedy_rescan(data, Algorithm::greedy_minduration, RescanPath::every_pair);
+          });
+          for (const int threads : {1, 2}) {
+            RunArena(threads).execute([&] {
+              by_bounds = greedy_rescan(data, Algorithm::greedy_minduration, RescanPath::automatic);
+            });
+            expect_same_tree(every_pair, by_bounds, what + ", " + std::to_string(threads));
+          }
+        }
+      }
+    }
   }
 }
 
