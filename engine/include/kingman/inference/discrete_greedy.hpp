@@ -31,9 +31,11 @@ PairStorage greedy_rate1_storage(const DiscreteData& data, std::size_t threads,
                                  std::size_t memory_budget, PairStorage requested);
 
 // Greedy-MinDuration (smallest unclamped optimal duration) and Greedy-MaxProb (largest
-// e^{-lambda_m delta} Z_C(delta) at the clamped duration): every live pair is rescored at every
-// step with the true rate lambda_m, O(n^3) pair scores. Ties go to the first pair in
-// (slot, slot) order. Throws OptionError for another algorithm.
+// e^{-lambda_m delta} Z_C(delta) at the clamped duration): every live pair is scored at every
+// step with the true rate lambda_m, O(n^3) pair scores; with one mutation rate MinDuration
+// rescores only the rows that bounds from earlier steps cannot rule out, the same tree in about
+// O(n^2) pair scores. Ties go to the first pair in (slot, slot) order. Throws OptionError for
+// another algorithm.
 MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm);
 
 // Dispatches on a greedy algorithm; mgreedy (a Brownian log-scale GIG mode) and non-greedy
