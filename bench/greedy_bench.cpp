@@ -110,10 +110,15 @@ void BM_GreedyRescan(benchmark::State& state) {
   }
   state.SetLabel(kingman::to_string(algorithm));
 }
+// MinDuration and MGreedy rescore only the rows their bounds leave (about O(n^2)): larger sizes
+// than MaxProb's O(n^3).
 BENCHMARK(BM_GreedyRescan)
     ->Args({500, static_cast<int>(kingman::Algorithm::greedy_minduration)})
     ->Args({500, static_cast<int>(kingman::Algorithm::greedy_maxprob)})
     ->Args({500, static_cast<int>(kingman::Algorithm::mgreedy)})
+    ->Args({2000, static_cast<int>(kingman::Algorithm::greedy_minduration)})
+    ->Args({2000, static_cast<int>(kingman::Algorithm::mgreedy)})
+    ->Args({5000, static_cast<int>(kingman::Algorithm::greedy_minduration)})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
