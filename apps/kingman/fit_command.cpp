@@ -112,7 +112,10 @@ Action add_fit_command(CLI::App& app) {
       ->add_option("--pair-storage", args->pair_storage,
                    "greedy-rate1: full (every pair's score in memory) | bounded (each cluster's "
                    "best partners, O(n d) memory) | auto (bounded where the full store does "
-                   "not fit, and for Brownian data where it is faster); the same tree")
+                   "not fit, and for Brownian data where it is faster); greedy-minduration and "
+                   "mgreedy on complete Brownian data: full (distances cached) | bounded (none "
+                   "kept: O(n d) memory, about twice the time) | auto (full where it fits); "
+                   "the same tree")
       ->capture_default_str();
   command->add_option("--newick", args->newick, "write the best tree as Newick ('-' = stdout)");
   command->add_option("--linkage", args->linkage, "write scipy linkage CSV ('-' = stdout)");

@@ -349,7 +349,7 @@ TEST(CliFit, PairStorageChoosesGreedyRate1sPathAndTheJsonSaysWhich) {
   const std::string binary = dir.write("B.csv", "0,1\n1,1\n0,0\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"fit", input, "--pair-storage", "some"},
-        std::vector<std::string>{"fit", input, "--pair-storage", "bounded", "-a", "mgreedy"},
+        std::vector<std::string>{"fit", input, "--pair-storage", "bounded", "-a", "greedy-maxprob"},
         std::vector<std::string>{"fit", binary, "--likelihood", "binary", "-a", "race",
                                  "--pair-storage", "full"}}) {
     const ProcessResult refused = kingman_cli(args);

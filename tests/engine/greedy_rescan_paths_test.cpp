@@ -65,6 +65,9 @@ TEST(GreedyRescanPaths, RowBoundsGiveTheTreeOfEveryPair) {
             const MergeTree by_bounds =
                 greedy_rescan(data, leaf_variance, algorithm, RescanPath::automatic);
             expect_same_tree(every_pair, by_bounds, what);
+            const MergeTree uncached =
+                greedy_rescan(data, leaf_variance, algorithm, RescanPath::automatic, false);
+            expect_same_tree(every_pair, uncached, what + ", no pair cache");
           }
         }
       }
@@ -84,6 +87,11 @@ TEST(GreedyRescanPaths, TheSameTreeOnOneTwoAndFourThreads) {
       RunArena(threads).execute(
           [&] { many = greedy_rescan(data, 0.0, algorithm, RescanPath::automatic); });
       expect_same_tree(one, many, to_string(algorithm) + ", " + std::to_string(threads));
+      if (algorithm == Algorithm::greedy_maxprob) continue;
+      RunArena(threads).execute(
+          [&] { many = greedy_rescan(data, 0.0, algorithm, RescanPath::automatic, false); });
+      expect_same_tree(one, many,
+                       to_string(algorithm) + ", no pair cache, " + std::to_string(threads));
     }
     if (algorithm == Algorithm::greedy_maxprob) continue;
     MergeTree every_pair;

@@ -2,6 +2,7 @@
 // properties of the trees it returns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -421,13 +422,39 @@ TEST(Greedy, BothPairStoragesGiveTheSameTreeAndSayWhichRan) {
     EXPECT_EQ(bounded.merges[m].right, full.merges[m].right) << m;
     EXPECT_EQ(bounded.merges[m].height, full.merges[m].height) << m;
   }
-  // The rescanning variants keep every pair: the full cache, and no bounded path to ask for.
-  run_greedy(data, 0.0, Algorithm::greedy_minduration, default_memory_budget(),
+  // MinDuration and MGreedy on complete data rescore rows by bounds, with the pair cache where
+  // it fits (auto, full) or without it (bounded, and auto where the cache would not fit): the
+  // same tree. A budget below the cache's need refuses full. MaxProb keeps every pair: no
+  // bounded path to ask for; nor on data with missing entries.
+  for (const Algorithm algorithm : {Algorithm::greedy_minduration, Algorithm::mgreedy}) {
+    const MergeTree cached =
+        run_greedy(data, 0.0, algorithm, default_memory_budget(), PairStorage::automatic, &used);
+    EXPECT_EQ(used, PairStorage::full);
+    const MergeTree uncached =
+        run_greedy(data, 0.0, algorithm, default_memory_budget(), PairStorage::bounded, &used);
+    EXPECT_EQ(used, PairStorage::bounded);
+    EXPECT_EQ(differing_merges(cached, uncached), 0u) << to_string(algorithm);
+    const std::size_t below_cache = greedy_pair_cache_bytes(700, 4) / 2;
+    EXPECT_EQ(differing_merges(cached, run_greedy(data, 0.0, algorithm, below_cache,
+                                                  PairStorage::automatic, &used)),
+              0u);
+    EXPECT_EQ(used, PairStorage::bounded);
+    EXPECT_THROW(run_greedy(data, 0.0, algorithm, below_cache, PairStorage::full), ResourceError);
+  }
+  EXPECT_THROW(run_greedy(data, 0.0, Algorithm::greedy_maxprob, default_memory_budget(),
+                          PairStorage::bounded),
+               OptionError);
+  const WhitenedData missing = as_whitened(with_missing(random_table(60, 4, 22), 6, 3));
+  ASSERT_TRUE(
+      std::any_of(missing.x.begin(), missing.x.end(), [](double v) { return std::isnan(v); }));
+  WhitenedData flagged = missing;
+  flagged.has_missing = true;
+  EXPECT_THROW(run_greedy(flagged, 0.25, Algorithm::greedy_minduration, default_memory_budget(),
+                          PairStorage::bounded),
+               OptionError);
+  run_greedy(flagged, 0.25, Algorithm::greedy_minduration, default_memory_budget(),
              PairStorage::automatic, &used);
   EXPECT_EQ(used, PairStorage::full);
-  EXPECT_THROW(
-      run_greedy(data, 0.0, Algorithm::mgreedy, default_memory_budget(), PairStorage::bounded),
-      OptionError);
 }
 
 TEST(MemoryBudget, ParsesSizesAndRejectsNonsense) {

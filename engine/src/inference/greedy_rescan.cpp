@@ -35,8 +35,27 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
 
 namespace detail {
 
+bool rescan_by_row_bounds(const WhitenedData& data, Algorithm algorithm) {
+  if (data.has_missing || data.n < 2 ||
+      (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::mgreedy))
+    return false;
+  // An upper bound on every squared distance, leaves' or merged clusters' (whose means are
+  // weighted means of their leaves', within each column's range): lambda eps must stay far
+  // below overflow in the modes' square roots.
+  double bound = 0.0;
+  for (std::size_t j = 0; j < data.d; ++j) {
+    double least = std::numeric_limits<double>::infinity(), most = -least;
+    for (std::size_t i = 0; i < data.n; ++i) {
+      least = std::min(least, data.x[i * data.d + j]);
+      most = std::max(most, data.x[i * data.d + j]);
+    }
+    bound += (most - least) * (most - least);
+  }
+  return std::isfinite(bound) && bound * coalescent_rate(data.n) < 1e298;
+}
+
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
-                        RescanPath path) {
+                        RescanPath path, bool pair_cache) {
   if (algorithm != Algorithm::greedy_minduration && algorithm != Algorithm::greedy_maxprob &&
       algorithm != Algorithm::mgreedy) {
     throw OptionError("greedy_rescan: " + to_string(algorithm) + " is not a rescanning greedy");
@@ -50,17 +69,28 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
 
   BrownianMessages messages(data, leaf_variance);
   const bool per_dimension = messages.per_dimension();
-  detail::LargeArray<double> eps;  // cached squared distances (scalar messages only)
-  const bool may_bound =
-      !per_dimension && algorithm != Algorithm::greedy_maxprob && path == RescanPath::automatic;
+  // Rows rescored only where they can hold the choice (row_duration_bounds.hpp): complete data,
+  // the two algorithms whose score is the mode duration, and no overflow in the modes' square
+  // roots (rescan_by_row_bounds), so that every duration is finite and follows the bounds.
+  // Without `pair_cache` those rows' distances are computed as they are needed (the same bits),
+  // and the run keeps no n^2 / 2 cache: O(n d) memory, for about twice the time. The every-pair
+  // path always caches them.
+  bool by_bounds = path == RescanPath::automatic && rescan_by_row_bounds(data, algorithm);
+  if (by_bounds) {
+    double offsets = 0.0;
+    for (std::size_t i = 0; i < n; ++i) offsets += std::abs(messages.offset(i));
+    by_bounds = std::isfinite(offsets);
+  }
+  const bool cached = !per_dimension && (!by_bounds || pair_cache);
+  // With row bounds and new clusters' distances too short to split, the cache's fill and the
+  // first step are the run's only loops that may split: they start the workers only if large
+  // (LoopPlace::alone).
   const LoopPlace early_place =
-      may_bound && n * (data.d + 16) < kMinLoopWork ? LoopPlace::alone : LoopPlace::among_others;
-  if (!per_dimension) {
+      by_bounds && n * (data.d + 16) < kMinLoopWork ? LoopPlace::alone : LoopPlace::among_others;
+  detail::LargeArray<double> eps;  // cached squared distances (scalar messages only)
+  if (cached) {
     eps = detail::LargeArray<double>(n * (n - 1) / 2);  // every entry written below
     // Rows on the threads (their lengths fall along the list: more tasks than for equal items).
-    // With row bounds (below) and new clusters' distances too short to split, this fill and
-    // the first step are the run's only loops that may split: they start its workers only if
-    // large (LoopPlace::alone).
     detail::parallel_for_work(
         0, n, (data.d + 2) * (n / 2 + 1),
         [&](const auto& range) {
@@ -74,18 +104,6 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           }
         },
         detail::kRowTasksPerThread, early_place);
-  }
-  // Rows rescored only where they can hold the choice (row_duration_bounds.hpp): complete data,
-  // the two algorithms whose score is the mode duration, and no overflow in the modes' square
-  // roots (lambda eps stays below 1e300: a merged cluster's mean is a weighted mean of its
-  // leaves', so no later distance exceeds the largest between leaves), so that every duration
-  // is finite and follows the bounds.
-  bool by_bounds = false;
-  if (may_bound) {
-    const double largest = kernels::max_array(&eps[0], n * (n - 1) / 2);
-    double offsets = 0.0;
-    for (std::size_t i = 0; i < n; ++i) offsets += std::abs(messages.offset(i));
-    by_bounds = std::isfinite(offsets) && largest * coalescent_rate(n) < 1e298;
   }
   RowDurationBounds bounds(by_bounds ? n : 0);
   // RowDurationBounds::base of each live row, by live position.
@@ -118,15 +136,23 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
                             std::vector<double>& row_offset) {
         const std::size_t i = live[x], count = live.size() - x - 1;
         const std::size_t* partners = live.data() + x + 1;
-        const double* row = &eps[detail::condensed_index(n, i, i + 1)];  // row[j - i - 1]
         row_eps.resize(count);
         row_offset.resize(count);
+        if (cached) {
+          const double* row = &eps[detail::condensed_index(n, i, i + 1)];  // row[j - i - 1]
+          for (std::size_t k = 0; k < count; ++k) row_eps[k] = row[partners[k] - i - 1];
+        } else {
+          // The cache's values, computed here (the same kernel, the same bits).
+          thread_local std::vector<const double*> partner_means;
+          partner_means.resize(count);
+          for (std::size_t k = 0; k < count; ++k) partner_means[k] = messages.mean(partners[k]);
+          kernels::squared_distances_in_order(messages.mean(i), partner_means.data(), count, data.d,
+                                              row_eps.data());
+        }
         const double offset_i = live_offset[x];
         const double* partner_offset = live_offset.data() + x + 1;
-        for (std::size_t k = 0; k < count; ++k) {
-          row_eps[k] = row[partners[k] - i - 1];
+        for (std::size_t k = 0; k < count; ++k)
           row_offset[k] = offset_i + partner_offset[k] - 2.0 * current_time;
-        }
       };
       if (algorithm == Algorithm::greedy_maxprob) {
         // Only the pairs that can be a row's minimum scored exactly (maxprob_row.hpp).
@@ -294,7 +320,8 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
     if (!per_dimension) {
       // The new cluster's distances to every live slot by live position (messages'
       // squared_distance bits: a square is the same either way round), kept for the next
-      // step's column, and written into the pair cache (scattered writes), in parallel too.
+      // step's column, and written into the pair cache if there is one (scattered writes), in
+      // parallel too.
       new_eps.resize(live.size());
       detail::parallel_for_work(
           0, live.size(), data.d + 16,
@@ -305,6 +332,7 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
               partners[x - range.begin()] = messages.mean(live[x]);
             kernels::squared_distances_in_order(messages.mean(choice.b), partners.data(),
                                                 range.size(), data.d, &new_eps[range.begin()]);
+            if (!cached) return;
             for (std::size_t x = range.begin(); x < range.end(); ++x) {
               const std::size_t j = live[x];
               if (j == choice.b) continue;
@@ -357,11 +385,11 @@ PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threa
 }
 
 void check_pair_storage(Algorithm algorithm, PairStorage storage) {
-  if (storage == PairStorage::bounded && is_greedy(algorithm) &&
-      algorithm != Algorithm::greedy_rate1) {
-    throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
-                      " rescores every live pair at every step; only "
-                      "greedy-rate1 has a bounded path");
+  if (storage == PairStorage::bounded && algorithm == Algorithm::greedy_maxprob) {
+    throw OptionError(
+        "--pair-storage bounded: greedy-maxprob rescores every live pair at every "
+        "step and keeps their distances; greedy-rate1, greedy-minduration and "
+        "mgreedy have bounded paths");
   }
 }
 
@@ -376,8 +404,39 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                                        : greedy_rate1_bounded(data, leaf_variance);
   }
   check_pair_storage(algorithm, storage);
-  const double cache_bytes = detail::pair_cache_bytes(data.n);
   const double base_bytes = base_bytes_of(data.n, data.d);
+  const double cache_bytes = detail::pair_cache_bytes(data.n);
+  // MinDuration and MGreedy on complete data rescore rows by bounds, with the pair cache (full;
+  // auto where it fits the budget) or without it (bounded: O(n d) memory, about twice the
+  // time). The same tree either way.
+  if (detail::rescan_by_row_bounds(data, algorithm)) {
+    const bool fits = cache_bytes + base_bytes <= static_cast<double>(memory_budget);
+    const bool keep_cache =
+        storage == PairStorage::full || (storage == PairStorage::automatic && fits);
+    if (keep_cache && !fits) {
+      throw ResourceError(to_string(algorithm) + " on " + std::to_string(data.n) +
+                          " points needs " + format_bytes(cache_bytes + base_bytes) +
+                          " for its pair cache (--pair-storage full), more than the memory "
+                          "budget (--max-memory) of " +
+                          format_bytes(static_cast<double>(memory_budget)) +
+                          "; --pair-storage bounded needs " + format_bytes(base_bytes));
+    }
+    if (!keep_cache && base_bytes > static_cast<double>(memory_budget)) {
+      throw ResourceError(to_string(algorithm) + " on " + std::to_string(data.n) +
+                          " points needs " + format_bytes(base_bytes) +
+                          " for its data and messages, more than the memory budget "
+                          "(--max-memory) of " +
+                          format_bytes(static_cast<double>(memory_budget)));
+    }
+    if (used) *used = keep_cache ? PairStorage::full : PairStorage::bounded;
+    return detail::greedy_rescan(data, leaf_variance, algorithm, detail::RescanPath::automatic,
+                                 keep_cache);
+  }
+  if (storage == PairStorage::bounded) {
+    throw OptionError("--pair-storage bounded: " + to_string(algorithm) +
+                      " keeps no pair cache only on complete data (this table has missing "
+                      "entries, or distances too large for its bounds)");
+  }
   if (cache_bytes + base_bytes > static_cast<double>(memory_budget)) {
     const double bounded_bytes =
         base_bytes + static_cast<double>(greedy_rate1_bounded_bytes(data.n, threads));
@@ -392,7 +451,7 @@ MergeTree run_greedy(const WhitenedData& data, double leaf_variance, Algorithm a
                         format_bytes(bounded_bytes));
   }
   if (used) *used = PairStorage::full;
-  return greedy_rescan(data, leaf_variance, algorithm);
+  return detail::greedy_rescan(data, leaf_variance, algorithm, detail::RescanPath::automatic);
 }
 
 }  // namespace kingman

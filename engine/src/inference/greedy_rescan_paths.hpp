@@ -12,8 +12,14 @@ namespace kingman::detail {
 
 enum class RescanPath { automatic, every_pair };
 
+// `pair_cache`: with row bounds, whether the distances are cached (n^2 / 2 of them) or computed
+// as the rescored rows need them (O(n d) memory); the every-pair path always caches them.
 MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorithm algorithm,
-                        RescanPath path);
+                        RescanPath path, bool pair_cache = true);
+
+// Whether the automatic path rescores rows by bounds on this data:
+// MinDuration and MGreedy on complete data whose distances cannot overflow.
+bool rescan_by_row_bounds(const WhitenedData& data, Algorithm algorithm);
 MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPath path);
 
 }  // namespace kingman::detail

@@ -69,8 +69,9 @@ PairStorage greedy_rate1_storage(std::size_t n, std::size_t d, std::size_t threa
                                  std::size_t memory_budget, PairStorage requested,
                                  std::size_t cores = 0);
 
-// Throws OptionError where `storage` cannot serve the greedy `algorithm`: a bounded path for a
-// rescanning variant, which rescores and keeps every live pair.
+// Throws OptionError where `storage` cannot serve the greedy `algorithm`: a bounded path for
+// Greedy-MaxProb, which rescores and keeps every live pair. (MinDuration and MGreedy keep no pair
+// cache on complete data; run_greedy refuses `bounded` for them on other data.)
 void check_pair_storage(Algorithm algorithm, PairStorage storage);
 
 // Dispatches on a greedy algorithm; throws OptionError for a non-greedy one. Greedy-Rate1 keeps
