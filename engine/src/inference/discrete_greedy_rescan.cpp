@@ -16,11 +16,10 @@
 #include "kingman/inference/discrete_greedy.hpp"
 #include "kingman/inference/discrete_merge_time.hpp"
 #include "kingman/inference/greedy.hpp"
-#include "kingman/kernels/vector_math.hpp"
 #include "kingman/model/coalescent_prior.hpp"
 #include "kingman/model/discrete_messages.hpp"
 #include "pair_storage_choice.hpp"
-#include "row_duration_bounds.hpp"
+#include "row_bound_step.hpp"
 
 namespace kingman {
 
@@ -32,7 +31,8 @@ namespace detail {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+// No cluster made yet (the first step).
+constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
 
 // A pair's unclamped duration at the step's rate and current time: negative when the pair's
 // optimum lies after the current time.
@@ -44,13 +44,7 @@ double pair_duration(const DiscreteMessages& messages, std::size_t i, std::size_
 }
 
 // Row x's first smallest duration (pairs (live[x], live[y]), y > x), the largest |t_l| + |t_r|
-// over its pairs, and whether every duration was finite.
-struct RowMinimum {
-  std::size_t index = 0;
-  double duration = kInf, offset_sum = 0.0;
-  bool finite = true;
-};
-
+// over its pairs, and whether every duration was finite (row_bound_step.hpp).
 RowMinimum row_minimum(const DiscreteMessages& messages, const std::vector<std::size_t>& live,
                        std::size_t x, double lambda, double current_time) {
   RowMinimum best;
@@ -65,86 +59,6 @@ RowMinimum row_minimum(const DiscreteMessages& messages, const std::vector<std::
     }
   }
   return best;
-}
-
-// No cluster made yet (the first step).
-constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
-
-// The step's choice by row bounds (the Brownian version's steps, greedy_rescan.cpp), or nothing
-// where a duration is not finite (the every-pair rules for NaN then apply).
-std::optional<PairChoice> choose_by_bounds(const DiscreteMessages& messages,
-                                           const std::vector<std::size_t>& live, double lambda,
-                                           double current_time, std::size_t new_slot,
-                                           std::size_t pair_work, RowDurationBounds& bounds,
-                                           std::vector<double>& live_base,
-                                           std::vector<char>& evaluated) {
-  const std::size_t m = live.size();
-  evaluated.assign(m, 0);
-  RowMinimum best;
-  std::size_t best_row = m;
-  bool finite = true;
-  auto consider = [&](std::size_t x, const RowMinimum& found) {
-    evaluated[x] = 1;
-    finite = finite && found.finite;
-    bounds.clear(live[x]);
-    bounds.add(live[x], found.duration, found.offset_sum, current_time);
-    live_base[x] = bounds.base(live[x]);
-    if (found.duration < best.duration || (found.duration == best.duration && x < best_row)) {
-      best = found;
-      best_row = x;
-    }
-  };
-  if (new_slot == kNoSlot) {
-    // The first step: every row, on the threads (as the every-pair path splits them).
-    std::vector<RowMinimum> all(m - 1);
-    parallel_for_work(
-        0, m - 1, pair_work * (m / 2 + 1),
-        [&](const auto& range) {
-          for (std::size_t x = range.begin(); x < range.end(); ++x)
-            all[x] = row_minimum(messages, live, x, lambda, current_time);
-        },
-        kRowTasksPerThread);
-    for (std::size_t x = 0; x + 1 < m; ++x) consider(x, all[x]);
-  } else {
-    // The new cluster's row, then its column (x, new) for the earlier rows x.
-    const std::size_t at = static_cast<std::size_t>(
-        std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
-    if (at + 1 < m) consider(at, row_minimum(messages, live, at, lambda, current_time));
-    const double t_new = std::abs(messages.time(new_slot));
-    for (std::size_t x = 0; x < at; ++x) {
-      const double duration = pair_duration(messages, live[x], new_slot, lambda, current_time);
-      finite = finite && std::isfinite(duration);
-      bounds.add(live[x], duration, std::abs(messages.time(live[x])) + t_new, current_time);
-      live_base[x] = bounds.base(live[x]);
-    }
-    if (!finite) return std::nullopt;
-    // Then every row whose floor can reach the best duration so far (greedy_rescan.cpp).
-    const std::size_t rows_with_pairs = m - 1;
-    if (best_row == m) {
-      const std::size_t lowest =
-          kernels::first_minimum_below(live_base.data(), rows_with_pairs, kInf);
-      if (lowest < rows_with_pairs && !evaluated[lowest])
-        consider(lowest, row_minimum(messages, live, lowest, lambda, current_time));
-    }
-    auto threshold = [&] {
-      const double scale = std::abs(best.duration) + std::abs(current_time);
-      return (best.duration - current_time) + 1e-9 * scale;
-    };
-    double above = threshold();
-    for (std::size_t x = kernels::first_at_most(live_base.data(), rows_with_pairs, above);
-         x < rows_with_pairs; x += 1 + kernels::first_at_most(live_base.data() + x + 1,
-                                                              rows_with_pairs - x - 1, above)) {
-      if (evaluated[x]) continue;
-      const double floor =
-          RowDurationBounds::floor(bounds.floor_part(live[x], current_time), best.duration);
-      if (floor > best.duration) continue;
-      consider(x, row_minimum(messages, live, x, lambda, current_time));
-      above = threshold();
-    }
-  }
-  if (!finite) return std::nullopt;
-  if (best_row == m) throw std::logic_error("greedy_rescan: no pair chosen");
-  return PairChoice{live[best_row], live[best_row + 1 + best.index], std::max(best.duration, 0.0)};
 }
 
 }  // namespace
@@ -178,18 +92,34 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
       algorithm == Algorithm::greedy_minduration && path == RescanPath::automatic &&
       !rates.empty() && std::isfinite(rates.front()) &&
       std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); });
-  RowDurationBounds bounds(by_bounds ? n : 0);
-  // RowDurationBounds::base of each live row, by live position.
-  std::vector<double> live_base(by_bounds ? n : 0, kInf);
-  std::vector<char> evaluated;
+  std::optional<RowBoundState> row_state;
+  if (by_bounds) row_state.emplace(n);
   std::size_t new_slot = kNoSlot;  // the slot of the cluster the last step made
   double current_time = 0.0;
   for (std::size_t step = 0; step + 1 < n; ++step) {
     const double lambda = coalescent_rate(live.size());
     std::optional<PairChoice> chosen;
     if (by_bounds) {
-      chosen = choose_by_bounds(messages, live, lambda, current_time, new_slot, pair_work, bounds,
-                                live_base, evaluated);
+      auto row_minimum_of = [&](std::size_t x) {
+        return row_minimum(messages, live, x, lambda, current_time);
+      };
+      auto add_column = [&](std::size_t at, const auto& add) {
+        const double t_new = std::abs(messages.time(new_slot));
+        bool finite = true;
+        for (std::size_t x = 0; x < at; ++x) {
+          const double duration = pair_duration(messages, live[x], new_slot, lambda, current_time);
+          finite = finite && std::isfinite(duration);
+          add(x, duration, std::abs(messages.time(live[x])) + t_new);
+        }
+        return finite;
+      };
+      std::optional<std::size_t> new_position;
+      if (new_slot != kNoSlot)
+        new_position = static_cast<std::size_t>(
+            std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
+      chosen =
+          choose_by_row_bounds(live, current_time, new_position, pair_work, LoopPlace::among_others,
+                               *row_state, row_minimum_of, add_column);
       by_bounds = chosen.has_value();  // else every pair from here on
     }
     if (!chosen) {
@@ -214,11 +144,9 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
                            0.0 - t});  // +0, never -0
     node_id[choice.b] = n + step;
     current_time = t;
-    if (by_bounds) {
-      const std::size_t erased = static_cast<std::size_t>(
-          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin());
-      live_base.erase(live_base.begin() + static_cast<std::ptrdiff_t>(erased));
-    }
+    if (by_bounds)
+      row_state->erase_row(static_cast<std::size_t>(
+          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin()));
     std::erase(live, choice.a);
     new_slot = choice.b;
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,7 +17,7 @@
 #include "greedy_rescan_paths.hpp"
 #include "maxprob_row.hpp"
 #include "pair_storage_choice.hpp"
-#include "row_duration_bounds.hpp"
+#include "row_bound_step.hpp"
 
 #include "kingman/error.hpp"
 #include "kingman/inference/greedy.hpp"
@@ -105,15 +106,13 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
         },
         detail::kRowTasksPerThread, early_place);
   }
-  RowDurationBounds bounds(by_bounds ? n : 0);
-  // RowDurationBounds::base of each live row, by live position.
-  std::vector<double> live_base(by_bounds ? n : 0, std::numeric_limits<double>::infinity());
+  std::optional<RowBoundState> row_state;
+  if (by_bounds) row_state.emplace(n);
   std::size_t new_slot = n;  // the slot of the cluster the last step made (n: none yet)
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
 
   std::vector<detail::RowBest> rows;
-  std::vector<char> row_evaluated;  // by live position, per step (rows rescored by bounds)
   std::vector<double> new_eps;      // the last merged cluster's distances, by live position
   std::vector<double> live_offset;  // scalar messages: offset of live[y], per step
   // Rough arithmetic per pair (parallel_for.hpp): a row's pairs in SIMD cost about a third of
@@ -170,117 +169,65 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           return best;
         };
         choice = detail::best_live_pair_by_row_minima(live, pair_work, row_best, rows);
-      } else if (!by_bounds) {
-        auto score_row = [&](std::size_t x, double* scores, double* durations) {
-          thread_local std::vector<double> row_eps, row_offset;
-          gather_row(x, row_eps, row_offset);
-          kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(), durations,
-                                  row_eps.size());
-          std::copy(durations, durations + row_eps.size(), scores);
-        };
-        choice = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
       } else {
-        // Row x's durations (the full path's scores, bit for bit) and its first minimum;
-        // `offset_sum` gets the row's largest a_l + a_r (bounded: r = a_l + a_r - 2 T >= 0).
-        struct RowMinimum {
-          std::size_t index;
-          double duration, offset_sum;
-        };
-        auto row_minimum = [&](std::size_t x) {
-          thread_local std::vector<double> row_eps, row_offset, durations;
-          gather_row(x, row_eps, row_offset);
-          const std::size_t count = row_eps.size();
-          durations.resize(count);
-          kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(),
-                                  durations.data(), count);
-          const std::size_t k = kernels::first_minimum_below(
-              durations.data(), count, std::numeric_limits<double>::infinity());
-          if (k >= count) throw std::logic_error("greedy_rescan: a row without a finite duration");
-          const double offset_sum =
-              kernels::max_array(row_offset.data(), count) + 2.0 * std::abs(current_time);
-          return RowMinimum{k, durations[k], offset_sum};
-        };
-        const std::size_t m = live.size();
-        std::vector<char>& evaluated = row_evaluated;
-        evaluated.assign(m, 0);
-        RowMinimum best{m, std::numeric_limits<double>::infinity(), 0.0};
-        std::size_t best_row = m;
-        // The full path's join: a row replaces the best only with a smaller duration, and rows
-        // are met in order; here they are met out of order, so an equal duration in an earlier
-        // row replaces it too.
-        auto consider = [&](std::size_t x, const RowMinimum& found) {
-          evaluated[x] = 1;
-          bounds.clear(live[x]);
-          bounds.add(live[x], found.duration, found.offset_sum, current_time);
-          live_base[x] = bounds.base(live[x]);
-          if (found.duration < best.duration || (found.duration == best.duration && x < best_row)) {
-            best = found;
-            best_row = x;
-          }
-        };
-        if (new_slot == n) {
-          // The first step: every row, on the threads.
-          std::vector<RowMinimum> all(m - 1);
-          detail::parallel_for_work(
-              0, m - 1, pair_work * (m / 2 + 1),
-              [&](const auto& range) {
-                for (std::size_t x = range.begin(); x < range.end(); ++x) all[x] = row_minimum(x);
-              },
-              detail::kRowTasksPerThread, early_place);
-          for (std::size_t x = 0; x + 1 < m; ++x) consider(x, all[x]);
-        } else {
-          // The new cluster's pairs: its own row, and its column, (x, new) for the earlier
-          // rows x, whose bounds take them in.
-          const std::size_t at = static_cast<std::size_t>(
-              std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
-          if (at + 1 < m) consider(at, row_minimum(at));
-          thread_local std::vector<double> column_eps, column_offset, column_durations;
-          column_eps.resize(at);
-          column_offset.resize(at);
-          column_durations.resize(at);
-          const double new_offset = messages.offset(new_slot);
-          for (std::size_t x = 0; x < at; ++x) {
-            column_eps[x] = new_eps[x];  // eps[condensed_index(n, live[x], new_slot)]
-            column_offset[x] = live_offset[x] + new_offset - 2.0 * current_time;
-          }
-          kernels::mode_durations(scale, lambda, dims, column_eps.data(), column_offset.data(),
-                                  column_durations.data(), at);
-          for (std::size_t x = 0; x < at; ++x) {
-            bounds.add(live[x], column_durations[x],
-                       column_offset[x] + 2.0 * std::abs(current_time), current_time);
-            live_base[x] = bounds.base(live[x]);
-          }
-          // Then every row whose floor (RowDurationBounds::floor) is at most the best duration
-          // so far. Where the new cluster's row is empty, the row of lowest base first. The
-          // others are found by their bases against a threshold a little above what the exact
-          // test needs, then tested exactly; the best only falls, so a row skipped stays out.
-          const std::size_t rows_with_pairs = m - 1;
-          auto can_reach = [&](std::size_t x) {
-            return !(RowDurationBounds::floor(bounds.floor_part(live[x], current_time),
-                                              best.duration) > best.duration);
+        std::optional<PairChoice> chosen;
+        if (by_bounds) {
+          // Row x's durations (the every-pair path's scores, bit for bit) and its first
+          // minimum; the row's largest a_l + a_r is at most max r + 2 |T| (r = a_l + a_r - 2 T
+          // >= 0).
+          auto row_minimum = [&](std::size_t x) {
+            thread_local std::vector<double> row_eps, row_offset, durations;
+            gather_row(x, row_eps, row_offset);
+            const std::size_t count = row_eps.size();
+            durations.resize(count);
+            kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(),
+                                    durations.data(), count);
+            RowMinimum found;
+            found.index = kernels::first_minimum_below(durations.data(), count,
+                                                       std::numeric_limits<double>::infinity());
+            found.finite = found.index < count;  // else nothing finite below +inf
+            if (found.finite) found.duration = durations[found.index];
+            found.offset_sum =
+                kernels::max_array(row_offset.data(), count) + 2.0 * std::abs(current_time);
+            return found;
           };
-          if (best_row == m) {
-            const std::size_t lowest = kernels::first_minimum_below(
-                live_base.data(), rows_with_pairs, std::numeric_limits<double>::infinity());
-            if (lowest < rows_with_pairs && !evaluated[lowest])
-              consider(lowest, row_minimum(lowest));
-          }
-          auto threshold = [&] {
-            const double scale = std::abs(best.duration) + std::abs(current_time);
-            return (best.duration - current_time) + 1e-9 * scale;
+          // The new cluster's column: its distances from the last merge (new_eps, by live
+          // position), their durations in one call.
+          auto add_column = [&](std::size_t at, const auto& add) {
+            thread_local std::vector<double> column_offset, column_durations;
+            column_offset.resize(at);
+            column_durations.resize(at);
+            const double new_offset = messages.offset(new_slot);
+            for (std::size_t x = 0; x < at; ++x)
+              column_offset[x] = live_offset[x] + new_offset - 2.0 * current_time;
+            kernels::mode_durations(scale, lambda, dims, new_eps.data(), column_offset.data(),
+                                    column_durations.data(), at);
+            bool finite = true;
+            for (std::size_t x = 0; x < at; ++x) {
+              finite = finite && std::isfinite(column_durations[x]);
+              add(x, column_durations[x], column_offset[x] + 2.0 * std::abs(current_time));
+            }
+            return finite;
           };
-          double above = threshold();
-          for (std::size_t x = kernels::first_at_most(live_base.data(), rows_with_pairs, above);
-               x < rows_with_pairs;
-               x += 1 + kernels::first_at_most(live_base.data() + x + 1, rows_with_pairs - x - 1,
-                                               above)) {
-            if (evaluated[x] || !can_reach(x)) continue;
-            consider(x, row_minimum(x));
-            above = threshold();
-          }
+          std::optional<std::size_t> new_position;
+          if (new_slot != n)
+            new_position = static_cast<std::size_t>(
+                std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
+          chosen = choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
+                                        *row_state, row_minimum, add_column);
+          by_bounds = chosen.has_value();  // else every pair from here on
         }
-        if (best_row == m) throw std::logic_error("greedy_rescan: no pair chosen");
-        choice = {live[best_row], live[best_row + 1 + best.index], std::max(best.duration, 0.0)};
+        if (!chosen) {
+          auto score_row = [&](std::size_t x, double* scores, double* durations) {
+            thread_local std::vector<double> row_eps, row_offset;
+            gather_row(x, row_eps, row_offset);
+            kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(),
+                                    durations, row_eps.size());
+            std::copy(durations, durations + row_eps.size(), scores);
+          };
+          chosen = detail::best_live_pair_by_rows(live, pair_work, score_row, rows);
+        }
+        choice = *chosen;
       }
     } else {
       auto score_pair = [&](std::size_t i, std::size_t j) {
@@ -310,11 +257,9 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
                            0.0 - t});  // +0, never -0 (a merge at time 0 printed as "-0")
     node_id[choice.b] = n + step;
     current_time = t;
-    if (by_bounds) {
-      const std::size_t erased = static_cast<std::size_t>(
-          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin());
-      live_base.erase(live_base.begin() + static_cast<std::ptrdiff_t>(erased));
-    }
+    if (by_bounds)
+      row_state->erase_row(static_cast<std::size_t>(
+          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin()));
     std::erase(live, choice.a);
     new_slot = choice.b;
     if (!per_dimension) {

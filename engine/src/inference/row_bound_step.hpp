@@ -1,0 +1,132 @@
+#pragma once
+// One step of a rescanning greedy by row bounds (row_duration_bounds.hpp), for any model whose
+// durations minus the current time never decrease: the Brownian modes (greedy_rescan.cpp) and
+// the binary / multinomial optimum with one mutation rate (discrete_greedy_rescan.cpp). The
+// model supplies a row's exact first minimum and the new cluster's column; this keeps the
+// bounds and picks the rows to rescore, so that the choice is the every-pair path's.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "../scheduler/parallel_for.hpp"
+#include "best_live_pair.hpp"
+#include "kingman/kernels/vector_math.hpp"
+#include "row_duration_bounds.hpp"
+
+namespace kingman::detail {
+
+// Row x's first smallest unclamped duration over its pairs (live[x], live[x + 1 + index]), the
+// largest |a_l + a_r| (Brownian) or |t_l| + |t_r| (discrete) over them, an upper bound will do,
+// and whether every duration of the row was finite.
+struct RowMinimum {
+  std::size_t index = 0;
+  double duration = std::numeric_limits<double>::infinity(), offset_sum = 0.0;
+  bool finite = true;
+};
+
+// The bounds' state between steps: by slot, and each live row's base by live position (erased
+// with the live slot it belongs to, erase_row).
+struct RowBoundState {
+  explicit RowBoundState(std::size_t slots)
+      : bounds(slots), live_base(slots, std::numeric_limits<double>::infinity()) {}
+  void erase_row(std::size_t position) {
+    live_base.erase(live_base.begin() + static_cast<std::ptrdiff_t>(position));
+  }
+  RowDurationBounds bounds;
+  std::vector<double> live_base;
+  std::vector<char> evaluated;  // by live position, this step
+};
+
+// The step's choice at current time `time`. `new_position`: the live position of the cluster
+// the last step made, or nullopt at the first step, which rescores every row on the threads
+// (pair_work per pair, LoopPlace `first_place`). row_minimum(x) -> RowMinimum is called from
+// several threads at once there. add_column(at, add) calls add(x, duration, offset_sum) for each
+// pair (live[x], new cluster), x < at, and returns whether every duration was finite. Returns
+// nothing where a duration was not finite: the every-pair rules for NaN then apply.
+template <typename RowMinimumOf, typename AddColumn>
+std::optional<PairChoice> choose_by_row_bounds(const std::vector<std::size_t>& live, double time,
+                                               std::optional<std::size_t> new_position,
+                                               std::size_t pair_work, LoopPlace first_place,
+                                               RowBoundState& state,
+                                               const RowMinimumOf& row_minimum,
+                                               const AddColumn& add_column) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  RowDurationBounds& bounds = state.bounds;
+  std::vector<double>& live_base = state.live_base;
+  const std::size_t m = live.size();
+  state.evaluated.assign(m, 0);
+  RowMinimum best;
+  std::size_t best_row = m;
+  bool finite = true;
+  // The every-pair path's join: a row replaces the best only with a smaller duration, and rows
+  // are met in order; here they are met out of order, so an equal duration in an earlier row
+  // replaces it too.
+  auto consider = [&](std::size_t x, const RowMinimum& found) {
+    state.evaluated[x] = 1;
+    finite = finite && found.finite;
+    bounds.clear(live[x]);
+    bounds.add(live[x], found.duration, found.offset_sum, time);
+    live_base[x] = bounds.base(live[x]);
+    if (found.duration < best.duration || (found.duration == best.duration && x < best_row)) {
+      best = found;
+      best_row = x;
+    }
+  };
+  if (!new_position) {
+    std::vector<RowMinimum> all(m - 1);
+    parallel_for_work(
+        0, m - 1, pair_work * (m / 2 + 1),
+        [&](const auto& range) {
+          for (std::size_t x = range.begin(); x < range.end(); ++x) all[x] = row_minimum(x);
+        },
+        kRowTasksPerThread, first_place);
+    for (std::size_t x = 0; x + 1 < m; ++x) consider(x, all[x]);
+  } else {
+    // The new cluster's pairs: its own row, and its column, (x, new) for the earlier rows x,
+    // whose bounds take them in.
+    const std::size_t at = *new_position;
+    if (at + 1 < m) consider(at, row_minimum(at));
+    finite = add_column(at,
+                        [&](std::size_t x, double duration, double offset_sum) {
+                          bounds.add(live[x], duration, offset_sum, time);
+                          live_base[x] = bounds.base(live[x]);
+                        }) &&
+             finite;
+    if (!finite) return std::nullopt;
+    // Then every row whose floor (RowDurationBounds::floor) is at most the best duration so
+    // far. Where the new cluster's row is empty, the row of lowest base first. The others are
+    // found by their bases against a threshold a little above what the exact test needs, then
+    // tested exactly; the best only falls, so a row skipped stays out.
+    const std::size_t rows_with_pairs = m - 1;
+    if (best_row == m) {
+      const std::size_t lowest =
+          kernels::first_minimum_below(live_base.data(), rows_with_pairs, kInf);
+      if (lowest < rows_with_pairs && !state.evaluated[lowest])
+        consider(lowest, row_minimum(lowest));
+    }
+    auto threshold = [&] {
+      const double scale = std::abs(best.duration) + std::abs(time);
+      return (best.duration - time) + 1e-9 * scale;
+    };
+    double above = threshold();
+    for (std::size_t x = kernels::first_at_most(live_base.data(), rows_with_pairs, above);
+         x < rows_with_pairs; x += 1 + kernels::first_at_most(live_base.data() + x + 1,
+                                                              rows_with_pairs - x - 1, above)) {
+      if (state.evaluated[x]) continue;
+      const double floor =
+          RowDurationBounds::floor(bounds.floor_part(live[x], time), best.duration);
+      if (floor > best.duration) continue;
+      consider(x, row_minimum(x));
+      above = threshold();
+    }
+  }
+  if (!finite) return std::nullopt;
+  if (best_row == m) throw std::logic_error("greedy_rescan: no pair chosen");
+  return PairChoice{live[best_row], live[best_row + 1 + best.index], std::max(best.duration, 0.0)};
+}
+
+}  // namespace kingman::detail
