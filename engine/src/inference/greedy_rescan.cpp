@@ -265,11 +265,10 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
     if (!per_dimension) {
       // The new cluster's distances to every live slot by live position (messages'
       // squared_distance bits: a square is the same either way round), kept for the next
-      // step's column, and written into the pair cache if there is one (scattered writes), in
-      // parallel too.
-      // With row bounds a step is short (a few rows): a fork and join per step would cost
-      // more CPU time than it saves (+12 % on 2 threads at 10 000 points), so this declares
-      // one unit per item there, and splits only beyond kMinLoopWork (2^18) partners.
+      // step's column, and written into the pair cache if there is one (scattered writes), on
+      // the threads. With row bounds a step is short (a few rows), and a fork and join per
+      // step would cost more CPU time than it saves (+12 % on 2 threads at 10 000 points): the
+      // loop declares one unit per item there, and splits only beyond 2^18 partners.
       new_eps.resize(live.size());
       detail::parallel_for_work(
           0, live.size(), by_bounds ? 0 : data.d + 16,
