@@ -34,12 +34,16 @@ namespace {
 // No cluster made yet (the first step).
 constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
 
+// Slots i and j as a pair, in this thread's storage (reused across pairs).
+const DiscretePair& pair_of(const DiscreteMessages& messages, std::size_t i, std::size_t j) {
+  thread_local DiscretePair pair;
+  pair.assign(messages, i, j);
+  return pair;
+}
+
 // A pair's unclamped duration at the step's rate and current time: negative when the pair's
 // optimum lies after the current time.
-double pair_duration(const DiscreteMessages& messages, std::size_t i, std::size_t j, double lambda,
-                     double current_time) {
-  thread_local DiscretePair pair;  // storage reused across pairs, one per thread
-  pair.assign(messages, i, j);
+double pair_duration(const DiscretePair& pair, double lambda, double current_time) {
   return current_time - optimal_merge_time(pair, lambda);
 }
 
@@ -50,7 +54,8 @@ RowMinimum row_minimum(const DiscreteMessages& messages, const std::vector<std::
   RowMinimum best;
   const double t_x = std::abs(messages.time(live[x]));
   for (std::size_t y = x + 1; y < live.size(); ++y) {
-    const double duration = pair_duration(messages, live[x], live[y], lambda, current_time);
+    const double duration =
+        pair_duration(pair_of(messages, live[x], live[y]), lambda, current_time);
     best.finite = best.finite && std::isfinite(duration);
     best.offset_sum = std::max(best.offset_sum, t_x + std::abs(messages.time(live[y])));
     if (duration < best.duration) {
@@ -107,7 +112,8 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
         const double t_new = std::abs(messages.time(new_slot));
         bool finite = true;
         for (std::size_t x = 0; x < at; ++x) {
-          const double duration = pair_duration(messages, live[x], new_slot, lambda, current_time);
+          const double duration =
+              pair_duration(pair_of(messages, live[x], new_slot), lambda, current_time);
           finite = finite && std::isfinite(duration);
           add(x, duration, std::abs(messages.time(live[x])) + t_new);
         }
@@ -124,11 +130,10 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
     }
     if (!chosen) {
       auto score_pair = [&](std::size_t i, std::size_t j) {
-        const double duration = pair_duration(messages, i, j, lambda, current_time);
+        const DiscretePair& pair = pair_of(messages, i, j);
+        const double duration = pair_duration(pair, lambda, current_time);
         double score = duration;
         if (algorithm == Algorithm::greedy_maxprob) {
-          thread_local DiscretePair pair;
-          pair.assign(messages, i, j);
           const double clamped = std::max(duration, 0.0);
           score = lambda * clamped - pair.log_local_likelihood(current_time - clamped);
         }
