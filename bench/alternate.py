@@ -19,7 +19,8 @@ and cpu_time; so the engine is timed without the process's start-up.
     /usr/bin/python3 bench/alternate.py --rounds 9 --benchmark 'Mpost2/n:64/d:64/N:100/threads:1' \\
         old/bench/smc_bench build/bench/smc_bench
 
-Prints, per command: median wall and CPU in ms with their quartiles; then, per command after
+Prints, per command: median wall and CPU in ms with their quartiles (and user time alone, for
+commands); then, per command after
 the first, the median of its round-by-round ratios to the first command (each round's pair ran
 within seconds, under the same drift) with a 95 % confidence interval for that median from the
 ratios' order statistics (distribution-free). Exits non-zero if any run fails (its output is
@@ -70,7 +71,7 @@ def run_once(command):
     process.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"alternate.py: '{command}' failed:\n{error}")
-    return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3
+    return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3, usage.ru_utime * 1e3
 
 
 MILLISECONDS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -104,7 +105,7 @@ def run_benchmark_once(program, benchmark_filter, repetitions):
     scale = MILLISECONDS_PER_UNIT.get(entry.get("time_unit", "ns"))
     if scale is None:
         sys.exit(f"alternate.py: unknown time unit '{entry.get('time_unit')}' in {program}'s report")
-    return entry["real_time"] * scale, entry["cpu_time"] * scale
+    return entry["real_time"] * scale, entry["cpu_time"] * scale, None
 
 
 def quartiles(values):
@@ -157,23 +158,30 @@ def main():
             return run_benchmark_once(command, args.benchmark, args.repetitions)
         return run_once(command)
 
-    times = {command: ([], []) for command in args.commands}
+    # Per command: wall, CPU and user times of each round (user None for benchmarks).
+    times = {command: ([], [], []) for command in args.commands}
     for round_index in range(args.rounds):
         order = args.commands if round_index % 2 == 0 else args.commands[::-1]
         for command in order:
-            wall, cpu = run(command)
-            times[command][0].append(wall)
-            times[command][1].append(cpu)
+            for series, value in zip(times[command], run(command)):
+                series.append(value)
     print(f"{args.rounds} rounds, load average {os.getloadavg()[0]:.2f}")
+    # User time apart from CPU time: a process's system time here can swing by hundreds of
+    # milliseconds from run to run with the host's cost of backing fresh pages (a 400 MB pair
+    # matrix: 0.04-0.40 s), which can hide a thread count's cost in user time.
+    with_user = args.benchmark is None
     for command in args.commands:
-        wall, cpu = times[command]
+        wall, cpu, user = times[command]
         wq, cq = quartiles(wall), quartiles(cpu)
+        user_part = f"user {statistics.median(user):9.2f} ms   " if with_user else ""
         print(f"wall {statistics.median(wall):9.2f} ms [{wq[0]:.2f}, {wq[1]:.2f}]   "
-              f"cpu {statistics.median(cpu):9.2f} ms [{cq[0]:.2f}, {cq[1]:.2f}]   {command}")
+              f"cpu {statistics.median(cpu):9.2f} ms [{cq[0]:.2f}, {cq[1]:.2f}]   "
+              f"{user_part}{command}")
     first = args.commands[0]
+    labels = (("wall", 0), ("cpu", 1), ("user", 2)) if with_user else (("wall", 0), ("cpu", 1))
     for command in args.commands[1:]:
         parts = []
-        for label, index in (("wall", 0), ("cpu", 1)):
+        for label, index in labels:
             ratios = [b / a for a, b in zip(times[first][index], times[command][index])]
             interval = median_interval(ratios)
             bounds = (f" [{percent(interval[0])}, {percent(interval[1])}]" if interval
