@@ -131,6 +131,22 @@ struct FirstAtMostKernel {
     return count;
   }
 };
+struct FirstNanKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static std::size_t run(const double* x, std::size_t count) {
+    // As FirstAtMostKernel: whole blocks by one test each (x != x only for NaN).
+    constexpr std::size_t kBlock = 8;
+    std::size_t i = 0;
+    for (; i + kBlock <= count; i += kBlock) {
+      bool any = false;
+      for (std::size_t l = 0; l < kBlock; ++l) any |= x[i + l] != x[i + l];
+      if (any) break;
+    }
+    for (; i < count; ++i)
+      if (x[i] != x[i]) return i;
+    return count;
+  }
+};
 struct WeightedSumKernel {
   template <std::size_t>
   [[gnu::always_inline]] static void run(double wa, const double* a, double wb, const double* b,
@@ -228,6 +244,10 @@ std::size_t first_minimum_below(const double* x, std::size_t count, double bound
 
 std::size_t first_at_most(const double* x, std::size_t count, double bound) {
   return detail::run_in_copy<FirstAtMostKernel>(x, count, bound);
+}
+
+std::size_t first_nan(const double* x, std::size_t count) {
+  return detail::run_in_copy<FirstNanKernel>(x, count);
 }
 
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,

@@ -4,6 +4,7 @@
 // one a plain scan keeps, with ties, NaN entries, signed zeros and infinities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -112,6 +113,33 @@ TEST(FirstMinimumBelow, FindsWhatAScanKeeps) {
   EXPECT_EQ(first_minimum_below(ties.data(), ties.size(), inf), 4u);
   const std::vector<double> all_nan(17, nan);
   EXPECT_EQ(first_minimum_below(all_nan.data(), all_nan.size(), inf), all_nan.size());
+}
+
+TEST(FirstNan, FindsTheFirstNaNOrNone) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::mt19937_64 engine(41);
+  for (std::size_t count = 0; count <= 40; ++count) {
+    for (int trial = 0; trial < 100; ++trial) {
+      std::vector<double> x(count);
+      for (double& v : x) v = static_cast<double>(engine() % 7) - 3.0;
+      // None, one, or two NaN (quiet or signalling, either sign), among +-inf.
+      const std::size_t nans = engine() % 3;
+      std::size_t expected = count;
+      for (std::size_t k = 0; k < nans && count > 0; ++k) {
+        const std::size_t at = engine() % count;
+        x[at] = k == 0 ? -nan : std::numeric_limits<double>::signaling_NaN();
+        expected = std::min(expected, at);
+      }
+      if (count > 0) x[engine() % count] = expected == count ? inf : x[expected];
+      std::size_t scanned = count;
+      for (std::size_t k = 0; k < count && scanned == count; ++k)
+        if (std::isnan(x[k])) scanned = k;
+      ASSERT_EQ(first_nan(x.data(), count), scanned) << "count " << count << ", trial " << trial;
+    }
+  }
+  const std::vector<double> no_nan = {inf, -inf, 0.0, -0.0, 1e308, 5e-324, 2.0, 3.0, 4.0};
+  EXPECT_EQ(first_nan(no_nan.data(), no_nan.size()), no_nan.size());
 }
 
 }  // namespace

@@ -262,9 +262,13 @@ TEST(SimdCopies, MaxProbBoundsAndSearchesAgree) {
                                out.data() + 4 * count, out.data() + 5 * count, count);
           out[6 * count] = static_cast<double>(first_at_most(x.data(), count, -5.0));
           out[6 * count + 1] = static_cast<double>(first_at_most(x.data(), count, 0.5));
+          std::vector<double> with_nan = x;
+          with_nan[count / 2] = std::numeric_limits<double>::quiet_NaN();
+          out.push_back(static_cast<double>(first_nan(with_nan.data(), count)));
+          out.push_back(static_cast<double>(first_nan(x.data(), count)));
           return out;
         },
-        "MaxProb bounds and searches");
+        "MaxProb bounds and searches, first NaN");
   }
 }
 

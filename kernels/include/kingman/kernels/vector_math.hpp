@@ -41,6 +41,10 @@ std::size_t first_minimum_below(const double* x, std::size_t count, double bound
 // leave to be scored exactly (maxprob_bounds.hpp).
 std::size_t first_at_most(const double* x, std::size_t count, double bound);
 
+// The index of the first NaN entry, or `count` if there is none, eight entries at a time: a
+// row of pair scores checked while it is still in cache (generic_linkage.hpp).
+std::size_t first_nan(const double* x, std::size_t count);
+
 // out[i] = wa * a[i] + wb * b[i] (each product rounded, then the sum: never fused), vectorized:
 // a merged cluster's mean from its children's. `out` must not overlap a or b.
 void weighted_sum(double wa, const double* a, double wb, const double* b, double* out,
