@@ -33,9 +33,10 @@ struct BruteForceResult {
   int near_ties = 0;  // steps at which a near-tie was resolved as the followed tree did
 };
 
-// Clusters live in slots like the engine's (the merged cluster takes the higher slot), so that
-// exact ties, which discrete data makes possible at a boundary, are broken the same way: the
-// first pair in (slot, slot) order.
+// Clusters live in slots like the engine's (the merged cluster takes the lower slot in
+// Greedy-Rate1's linkages, the higher in the rescanning greedies'), so that exact ties, which
+// discrete data makes possible at a boundary, are broken the same way: the first pair in
+// (slot, slot) order.
 class BruteForceGreedy {
  public:
   explicit BruteForceGreedy(const DiscreteData& data)
@@ -95,13 +96,15 @@ class BruteForceGreedy {
       const std::size_t best_a = best.a, best_b = best.b;
       const Real best_time = best.time;
       log_joint += -lambda * (current - best_time) + log_z(best_a, best_b, best_time);
-      merge(best_a, best_b, best_time);
+      const bool lower_slot = variant == Variant::rate1;
+      const std::size_t kept = lower_slot ? best_a : best_b, dropped = lower_slot ? best_b : best_a;
+      merge(best_a, best_b, best_time, kept);
       result.tree.merges.push_back({std::min(node[best_a], node[best_b]),
                                     std::max(node[best_a], node[best_b]),
                                     static_cast<double>(-best_time)});
-      node[best_b] = n + step;
+      node[kept] = n + step;
       current = best_time;
-      std::erase(live, best_a);
+      std::erase(live, dropped);
     }
     result.log_joint = static_cast<double>(log_joint);
     return result;
@@ -141,16 +144,17 @@ class BruteForceGreedy {
     return product > 0 ? std::log(product) : kMinusInf;
   }
 
-  void merge(std::size_t a, std::size_t b, Real t) {
+  // The merged cluster's message into slot `into` (a or b).
+  void merge(std::size_t a, std::size_t b, Real t, std::size_t into) {
     std::vector<Real> ua(k_), ub(k_);
     for (std::size_t j = 0; j < data_.d; ++j) {
       upward(j, m(a, j), time_[a] - t, ua.data());
       upward(j, m(b, j), time_[b] - t, ub.data());
       Real largest = 0;
       for (std::size_t c = 0; c < k_; ++c) largest = std::max(largest, ua[c] * ub[c]);
-      for (std::size_t c = 0; c < k_; ++c) m(b, j)[c] = ua[c] * ub[c] / largest;
+      for (std::size_t c = 0; c < k_; ++c) m(into, j)[c] = ua[c] * ub[c] / largest;
     }
-    time_[b] = t;
+    time_[into] = t;
   }
 
   // argmax over t <= min(t_a, t_b) of rate t + log Z(t): scan depths s below the boundary on a

@@ -11,7 +11,7 @@
 // function of the pair (the same value from either end: score(i, j) = score(j, i) bit for bit),
 // called concurrently from the run's threads; score.pair_work(): its rough cost per pair
 // (parallel_for.hpp). Where the score is a RowsScore (generic_linkage.hpp) the initial lists
-// score several rows at once. merge(low, high, height): merge slot low into slot high at
+// score several rows at once. merge(low, high, height): merge slot high into slot low at
 // `height`, the pair's score clamped to the previous merge's height.
 #include <algorithm>
 #include <cstddef>
@@ -327,7 +327,7 @@ MergeTree bounded_linkage(std::size_t n, const Score& score, std::size_t candida
     }
     const double pair_height = lists[a].best.front().score;
     const double merge_height = std::max(pair_height, current_height);
-    // The merged cluster takes the higher slot, as in the full-cache path.
+    // The merged cluster takes the lower slot, as in the full-cache path.
     const std::size_t low = std::min(a, b), high = std::max(a, b);
     merge(low, high, merge_height);
     const std::size_t left = node_of_slot[low], right = node_of_slot[high];
@@ -336,13 +336,13 @@ MergeTree bounded_linkage(std::size_t n, const Score& score, std::size_t candida
     node_alive[left] = node_alive[right] = 0;
     const std::size_t merged = n + step;
     node_alive[merged] = 1;
-    node_of_slot[high] = merged;
-    slot_of_node[merged] = high;
-    live.erase(std::lower_bound(live.begin(), live.end(), low));
-    heap.remove(low);
-    lists[low] = CandidateList{};
+    node_of_slot[low] = merged;
+    slot_of_node[merged] = low;
+    live.erase(std::lower_bound(live.begin(), live.end(), high));
+    heap.remove(high);
+    lists[high] = CandidateList{};
 
-    rebuild_row(high, merged);
+    rebuild_row(low, merged);
   }
   return tree;
 }

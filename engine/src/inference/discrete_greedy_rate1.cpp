@@ -48,7 +48,7 @@ MergeTree greedy_rate1(const DiscreteData& data) {
   DiscreteMessages messages(data);
   Rate1PairScore score(messages);
   return detail::generic_linkage(data.n, score, [&](std::size_t a, std::size_t b, double height) {
-    messages.merge(a, b, -height, b);
+    messages.merge(a, b, -height, a);
   });
 }
 
@@ -57,7 +57,7 @@ MergeTree greedy_rate1_bounded(const DiscreteData& data, std::size_t candidates_
   const Rate1PairScore score(messages);
   return detail::bounded_linkage(data.n, score, candidates_per_cluster,
                                  [&](std::size_t low, std::size_t high, double height) {
-                                   messages.merge(low, high, -height, high);
+                                   messages.merge(low, high, -height, low);
                                  });
 }
 

@@ -14,7 +14,7 @@ MergeTree greedy_rate1(const WhitenedData& data, double leaf_variance) {
   BrownianMessages messages(data, leaf_variance);
   const detail::Rate1PairScore score(data, messages);
   return detail::generic_linkage(data.n, score, [&](std::size_t a, std::size_t b, double height) {
-    messages.merge(a, b, -height, b);
+    messages.merge(a, b, -height, a);
   });
 }
 

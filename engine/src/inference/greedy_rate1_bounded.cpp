@@ -18,7 +18,7 @@ MergeTree greedy_rate1_bounded(const WhitenedData& data, double leaf_variance,
   const detail::Rate1PairScore score(data, messages);
   return detail::bounded_linkage(data.n, score, candidates_per_cluster,
                                  [&](std::size_t low, std::size_t high, double height) {
-                                   messages.merge(low, high, -height, high);
+                                   messages.merge(low, high, -height, low);
                                  });
 }
 
