@@ -95,23 +95,52 @@ struct MaxArrayKernel {
     return low > high ? low : high;
   }
 };
+// The first minimum below `bound`; with `nan` non-null, also whether any entry is NaN, in the
+// same pass (the tests or-ed lane by lane beside the minima).
+template <bool kCheckNan>
+[[gnu::always_inline]] inline std::size_t first_minimum_below_in_lanes(const double* x,
+                                                                       std::size_t count,
+                                                                       double bound, bool* nan) {
+  // Eight running minima (independent chains, SIMD lanes), joined; a NaN never replaces one.
+  constexpr std::size_t kLanes = 8;
+  double lane[kLanes];
+  bool unordered[kLanes] = {};
+  for (double& least : lane) least = bound;
+  std::size_t i = 0;
+  for (; i + kLanes <= count; i += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      lane[l] = x[i + l] < lane[l] ? x[i + l] : lane[l];
+      if constexpr (kCheckNan) unordered[l] |= x[i + l] != x[i + l];
+    }
+  }
+  for (; i < count; ++i) {
+    lane[0] = x[i] < lane[0] ? x[i] : lane[0];
+    if constexpr (kCheckNan) unordered[0] |= x[i] != x[i];
+  }
+  if constexpr (kCheckNan) {
+    bool any = false;
+    for (const bool u : unordered) any |= u;
+    *nan = any;
+  }
+  double least = bound;
+  for (const double value : lane) least = value < least ? value : least;
+  if (!(least < bound)) return count;
+  std::size_t k = 0;
+  while (!(x[k] == least)) ++k;  // there is one: `least` is an entry's value
+  return k;
+}
+
 struct FirstMinimumBelowKernel {
   template <std::size_t>
   [[gnu::always_inline]] static std::size_t run(const double* x, std::size_t count, double bound) {
-    // Eight running minima (independent chains, SIMD lanes), joined; a NaN never replaces one.
-    constexpr std::size_t kLanes = 8;
-    double lane[kLanes];
-    for (double& least : lane) least = bound;
-    std::size_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
-      for (std::size_t l = 0; l < kLanes; ++l) lane[l] = x[i + l] < lane[l] ? x[i + l] : lane[l];
-    for (; i < count; ++i) lane[0] = x[i] < lane[0] ? x[i] : lane[0];
-    double least = bound;
-    for (const double value : lane) least = value < least ? value : least;
-    if (!(least < bound)) return count;
-    std::size_t k = 0;
-    while (!(x[k] == least)) ++k;  // there is one: `least` is an entry's value
-    return k;
+    return first_minimum_below_in_lanes<false>(x, count, bound, nullptr);
+  }
+};
+struct FirstMinimumBelowCheckingNanKernel {
+  template <std::size_t>
+  [[gnu::always_inline]] static std::size_t run(const double* x, std::size_t count, double bound,
+                                                bool* nan) {
+    return first_minimum_below_in_lanes<true>(x, count, bound, nan);
   }
 };
 struct FirstAtMostKernel {
@@ -240,6 +269,10 @@ double max_array(const double* x, std::size_t count) {
 
 std::size_t first_minimum_below(const double* x, std::size_t count, double bound) {
   return detail::run_in_copy<FirstMinimumBelowKernel>(x, count, bound);
+}
+
+std::size_t first_minimum_below(const double* x, std::size_t count, double bound, bool& has_nan) {
+  return detail::run_in_copy<FirstMinimumBelowCheckingNanKernel>(x, count, bound, &has_nan);
 }
 
 std::size_t first_at_most(const double* x, std::size_t count, double bound) {

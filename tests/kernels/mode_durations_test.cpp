@@ -102,9 +102,14 @@ TEST(FirstMinimumBelow, FindsWhatAScanKeeps) {
         const int p = pick(engine);
         v = p == 0 ? nan : p == 1 ? inf : p == 2 ? -0.0 : p == 3 ? 0.0 : static_cast<double>(p);
       }
+      const bool any_nan = std::any_of(x.begin(), x.end(), [](double v) { return std::isnan(v); });
       for (const double bound : {inf, 4.0, 0.0, -1.0, nan}) {
         ASSERT_EQ(first_minimum_below(x.data(), count, bound), scanned_minimum(x, bound))
             << "count " << count << ", trial " << trial << ", bound " << bound;
+        // The overload that also reports NaN entries: the same index, and whether any is NaN.
+        bool has_nan = !any_nan;
+        ASSERT_EQ(first_minimum_below(x.data(), count, bound, has_nan), scanned_minimum(x, bound));
+        ASSERT_EQ(has_nan, any_nan) << "count " << count << ", trial " << trial;
       }
     }
   }

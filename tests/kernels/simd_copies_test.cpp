@@ -266,6 +266,10 @@ TEST(SimdCopies, MaxProbBoundsAndSearchesAgree) {
           with_nan[count / 2] = std::numeric_limits<double>::quiet_NaN();
           out.push_back(static_cast<double>(first_nan(with_nan.data(), count)));
           out.push_back(static_cast<double>(first_nan(x.data(), count)));
+          bool has_nan = false;
+          out.push_back(static_cast<double>(first_minimum_below(
+              with_nan.data(), count, std::numeric_limits<double>::infinity(), has_nan)));
+          out.push_back(has_nan ? 1.0 : 0.0);
           return out;
         },
         "MaxProb bounds and searches, first NaN");

@@ -103,17 +103,6 @@ inline constexpr std::size_t kColumnPrefetchDistance = 16;
 // beyond ~6 000 for +4 % (bench/RESULTS.md, twenty-second session).
 inline constexpr std::size_t kColumnStoreWork = 16;
 
-// The place in row[0, count) (count > 0) that a scan keeping the first entry and replacing it
-// only by a strictly smaller one ends on: the first smallest entry, NaN entries passed over,
-// except that a NaN or +inf first entry stays when nothing is below it. In SIMD
-// (kernels::first_minimum_below).
-inline std::size_t first_row_minimum(const double* row, std::size_t count) {
-  if (std::isnan(row[0])) return 0;
-  const std::size_t least =
-      kernels::first_minimum_below(row, count, std::numeric_limits<double>::infinity());
-  return least < count ? least : 0;
-}
-
 // The smallest of the heights that the pieces of a row offer, each with its place in the row;
 // ties go to the smaller place, so the result does not depend on the order the pieces finish
 // in. Offers come from several threads at once.
@@ -199,11 +188,15 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   // undefined wherever it lies, so the run stops with the first such pair (in row order, the
   // same pair whatever the thread count) before any merge.
   std::vector<char> row_has_nan(n, 0);
+  // A row's best partner is its first smallest height, or the first where all are +inf (what
+  // rescan() finds, as no entry is NaN).
   auto check_initial_row = [&](std::size_t i) {
-    const double* row = &height(i, i + 1);
     const std::size_t count = n - i - 1;
-    row_best[i] = first_row_minimum(row, count);
-    row_has_nan[i] = kernels::first_nan(row, count) < count;
+    bool has_nan = false;
+    const std::size_t least = kernels::first_minimum_below(
+        &height(i, i + 1), count, std::numeric_limits<double>::infinity(), has_nan);
+    row_best[i] = least < count ? least : 0;
+    row_has_nan[i] = has_nan;
   };
   std::vector<std::size_t> partners(n);  // 0, 1, ..., n - 1: the partners of the initial rows
   std::vector<double> row_heights;
@@ -329,16 +322,20 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
                            (h == heap.key(j) && active[best_partner[j]] && a < best_partner[j]));
           }
           for (std::size_t k = split; k < end; ++k) height(a, live[k + 1]) = row_heights[k];
-          // a's own row (its partners above it): this piece's first smallest height, NaN
-          // entries passed over, offered to the row's minimum.
-          if (kernels::first_nan(row_heights.data() + begin, end - begin) < end - begin)
-            new_row_has_nan.store(true, std::memory_order_relaxed);
+          // Whether a height of the piece is NaN, and a's own row (its partners above it): the
+          // piece's first smallest height there, offered to the row's minimum (one pass).
+          bool has_nan =
+              kernels::first_nan(row_heights.data() + begin, split - begin) < split - begin;
           if (end > split) {
-            const std::size_t least = kernels::first_minimum_below(
-                row_heights.data() + split, end - split, std::numeric_limits<double>::infinity());
+            bool row_nan = false;
+            const std::size_t least =
+                kernels::first_minimum_below(row_heights.data() + split, end - split,
+                                             std::numeric_limits<double>::infinity(), row_nan);
             if (least < end - split)
               new_row_minimum.offer(row_heights[split + least], split + least);
+            has_nan = has_nan || row_nan;
           }
+          if (has_nan) new_row_has_nan.store(true, std::memory_order_relaxed);
         },
         kUniformTasksPerThread);
     if (new_row_has_nan.load(std::memory_order_relaxed)) {
@@ -350,11 +347,10 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
       best_partner[live[k]] = a;
       heap.set(live[k], row_heights[k]);
     }
-    // What rescan(a) would find, from the pieces' minima: the first smallest height, unless the
-    // first is NaN, or nothing is below a first +inf.
+    // What rescan(a) would find, from the pieces' minima: the first smallest height, or the
+    // first where all are +inf (none is NaN).
     if (below_a < partner_count) {
-      std::size_t k = new_row_minimum.place(below_a);
-      if (std::isnan(row_heights[below_a])) k = below_a;
+      const std::size_t k = new_row_minimum.place(below_a);
       best_partner[a] = live[k + 1];
       heap.set(a, row_heights[k]);
     } else {

@@ -35,6 +35,8 @@ double max_array(const double* x, std::size_t count);
 // finds, in SIMD (a vector minimum, then the first entry equal to it; -0 and +0 count as equal,
 // as they do for the scan). The rescanning greedy algorithms' choice within a row of scores.
 std::size_t first_minimum_below(const double* x, std::size_t count, double bound);
+// The same, and `has_nan` set to whether any entry is NaN, in the same pass.
+std::size_t first_minimum_below(const double* x, std::size_t count, double bound, bool& has_nan);
 
 // The index of the first entry at most `bound` (NaN entries never are), or `count` if there is
 // none, eight entries at a time: the few pairs of a Greedy-MaxProb row that its score bounds
