@@ -10,6 +10,8 @@
 //                    spins (and yields) for a while when it runs out of tasks before it sleeps.
 //   BM_SleepingHelper a helper thread that sleeps on a futex as soon as its task is done and is
 //                    woken for the next one: no spinning, a sleep and a wake-up per step.
+//   BM_SpinningHelper a helper thread that spins between its tasks and never sleeps: the
+//                    waiting costs exactly the gap, with no sleep, wake-up or yield.
 //   BM_LineTransfer  not a step: two threads hand one cache line back and forth, and the counter
 //                    transfer_ns is the one-way time. It tells where the host has put the two
 //                    vCPUs: on a 2-vCPU guest here it is either ~25-70 ns or ~160-200 ns for
@@ -148,6 +150,53 @@ void BM_SleepingHelper(benchmark::State& state) {
   });
 }
 
+// One helper that runs one task per step and spins (with the pause hint) between tasks, never
+// sleeping: what a fork and join costs when the waiting thread burns exactly the serial gap.
+class SpinningHelper {
+ public:
+  SpinningHelper() : thread_([this] { serve(); }) {}
+  ~SpinningHelper() {
+    stop_.store(true, std::memory_order_relaxed);
+    epoch_.fetch_add(1, std::memory_order_release);
+    thread_.join();
+  }
+
+  void step() {
+    done_.store(0, std::memory_order_relaxed);
+    epoch_.fetch_add(1, std::memory_order_release);
+    busy_for(kTaskMicros);
+    while (done_.load(std::memory_order_acquire) == 0) __builtin_ia32_pause();
+  }
+
+ private:
+  void serve() {
+    std::uint32_t seen = 0;
+    while (true) {
+      while (epoch_.load(std::memory_order_acquire) == seen) __builtin_ia32_pause();
+      seen = epoch_.load(std::memory_order_acquire);
+      if (stop_.load(std::memory_order_relaxed)) return;
+      busy_for(kTaskMicros);
+      done_.store(1, std::memory_order_release);
+    }
+  }
+
+  alignas(64) std::atomic<std::uint32_t> epoch_{0};
+  alignas(64) std::atomic<std::uint32_t> done_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+void BM_SpinningHelper(benchmark::State& state) {
+  const auto gap = static_cast<double>(state.range(0));
+  SpinningHelper helper;
+  measure(state, gap, [&] {
+    for (int step = 0; step < kStepsPerIteration; ++step) {
+      helper.step();
+      busy_for(gap);
+    }
+  });
+}
+
 void BM_LineTransfer(benchmark::State& state) {
   constexpr int kRounds = 100000;
   alignas(64) std::atomic<int> turn{0};
@@ -185,3 +234,4 @@ void gap_arguments(benchmark::internal::Benchmark* benchmark) {
 BENCHMARK(BM_LineTransfer)->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TbbStepGap)->Apply(gap_arguments);
 BENCHMARK(BM_SleepingHelper)->Apply(gap_arguments);
+BENCHMARK(BM_SpinningHelper)->Apply(gap_arguments);

@@ -200,8 +200,8 @@ MergeTree generic_linkage(std::size_t n, Score&& score, MergeSlots&& merge) {
   };
   std::vector<std::size_t> partners(n);  // 0, 1, ..., n - 1: the partners of the initial rows
   std::vector<double> row_heights;
-  std::vector<char> improves;  // per partner below b of a new row: b becomes its best partner
-  // The new row's smallest height over its partners above b, from the pieces that score it: b's
+  std::vector<char> improves;  // per partner below a of a new row: a becomes its best partner
+  // The new row's smallest height over its partners above a, from the pieces that score it: a's
   // rescan done by the threads, not by this one while the others wait (7 us a step at 10 000
   // points, most of the serial part).
   RowMinimumOffers new_row_minimum;
