@@ -33,10 +33,9 @@ struct BruteForceResult {
   int near_ties = 0;  // steps at which a near-tie was resolved as the followed tree did
 };
 
-// Clusters live in slots like the engine's (the merged cluster takes the lower slot in
-// Greedy-Rate1's linkages, the higher in the rescanning greedies'), so that exact ties, which
-// discrete data makes possible at a boundary, are broken the same way: the first pair in
-// (slot, slot) order.
+// Clusters live in slots like the engine's (the merged cluster takes the lower slot), so that
+// exact ties, which discrete data makes possible at a boundary, are broken the same way: the
+// first pair in (slot, slot) order.
 class BruteForceGreedy {
  public:
   explicit BruteForceGreedy(const DiscreteData& data)
@@ -96,15 +95,13 @@ class BruteForceGreedy {
       const std::size_t best_a = best.a, best_b = best.b;
       const Real best_time = best.time;
       log_joint += -lambda * (current - best_time) + log_z(best_a, best_b, best_time);
-      const bool lower_slot = variant == Variant::rate1;
-      const std::size_t kept = lower_slot ? best_a : best_b, dropped = lower_slot ? best_b : best_a;
-      merge(best_a, best_b, best_time, kept);
+      merge(best_a, best_b, best_time, best_a);
       result.tree.merges.push_back({std::min(node[best_a], node[best_b]),
                                     std::max(node[best_a], node[best_b]),
                                     static_cast<double>(-best_time)});
-      node[kept] = n + step;
+      node[best_a] = n + step;
       current = best_time;
-      std::erase(live, dropped);
+      std::erase(live, best_b);
     }
     result.log_joint = static_cast<double>(log_joint);
     return result;

@@ -143,17 +143,18 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
     }
     const PairChoice choice = *chosen;
     const double t = current_time - choice.duration;
-    messages.merge(choice.a, choice.b, t, choice.b);
+    // The merged cluster takes the lower slot (choice.a < choice.b), as in the Brownian path.
+    messages.merge(choice.a, choice.b, t, choice.a);
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
                            std::max(node_id[choice.a], node_id[choice.b]),
                            0.0 - t});  // +0, never -0
-    node_id[choice.b] = n + step;
+    node_id[choice.a] = n + step;
     current_time = t;
     if (by_bounds)
       row_state->erase_row(static_cast<std::size_t>(
-          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin()));
-    std::erase(live, choice.a);
-    new_slot = choice.b;
+          std::lower_bound(live.begin(), live.end(), choice.b) - live.begin()));
+    std::erase(live, choice.b);
+    new_slot = choice.a;
   }
   return tree;
 }

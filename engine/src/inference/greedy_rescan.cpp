@@ -247,21 +247,24 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
       choice = detail::best_live_pair(live, pair_work, score_pair, rows);
     }
     const double t = current_time - choice.duration;
-    messages.merge(choice.a, choice.b, t, choice.b);
+    // The merged cluster takes the lower slot (choice.a < choice.b), as in Greedy-Rate1's
+    // linkages: its pairs with the slots below it are a column of the pair cache (a cache line
+    // per write), a third of its partners on average rather than two thirds.
+    messages.merge(choice.a, choice.b, t, choice.a);
     // A merge of two clusters of variance 0 at their own time (identical points without leaf
     // variance, which fit() refuses) makes the new variance 0/0: durations with it are NaN,
     // which the bounds do not cover. Every pair is rescored from then on, as without bounds.
-    if (by_bounds && !std::isfinite(messages.offset(choice.b))) by_bounds = false;
+    if (by_bounds && !std::isfinite(messages.offset(choice.a))) by_bounds = false;
     tree.merges.push_back({std::min(node_id[choice.a], node_id[choice.b]),
                            std::max(node_id[choice.a], node_id[choice.b]),
                            0.0 - t});  // +0, never -0 (a merge at time 0 printed as "-0")
-    node_id[choice.b] = n + step;
+    node_id[choice.a] = n + step;
     current_time = t;
     if (by_bounds)
       row_state->erase_row(static_cast<std::size_t>(
-          std::lower_bound(live.begin(), live.end(), choice.a) - live.begin()));
-    std::erase(live, choice.a);
-    new_slot = choice.b;
+          std::lower_bound(live.begin(), live.end(), choice.b) - live.begin()));
+    std::erase(live, choice.b);
+    new_slot = choice.a;
     if (!per_dimension) {
       // The new cluster's distances to every live slot by live position (messages'
       // squared_distance bits: a square is the same either way round), kept for the next
@@ -277,13 +280,13 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             partners.resize(range.size());
             for (std::size_t x = range.begin(); x < range.end(); ++x)
               partners[x - range.begin()] = messages.mean(live[x]);
-            kernels::squared_distances_in_order(messages.mean(choice.b), partners.data(),
+            kernels::squared_distances_in_order(messages.mean(new_slot), partners.data(),
                                                 range.size(), data.d, &new_eps[range.begin()]);
             if (!cached) return;
             for (std::size_t x = range.begin(); x < range.end(); ++x) {
               const std::size_t j = live[x];
-              if (j == choice.b) continue;
-              const std::size_t lo = std::min(j, choice.b), hi = std::max(j, choice.b);
+              if (j == new_slot) continue;
+              const std::size_t lo = std::min(j, new_slot), hi = std::max(j, new_slot);
               eps[detail::condensed_index(n, lo, hi)] = new_eps[x];
             }
           },
