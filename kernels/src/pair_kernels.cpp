@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -233,8 +234,35 @@ struct DotsWithKernel {
 
 namespace {
 
+// Eight doubles as one AVX-512 vector, and the index vector of a two-vector shuffle.
+using Doubles8 = double __attribute__((vector_size(8 * sizeof(double))));
+using Indices8 = std::int64_t __attribute__((vector_size(8 * sizeof(std::int64_t))));
+
+// c[j][l] = r[l][j]: eight rows of eight doubles transposed, in three rounds of two-vector
+// shuffles (pairs, then fours, then halves).
+[[gnu::always_inline]] inline void transpose8(const Doubles8 (&r)[8], Doubles8 (&c)[8]) {
+  const Indices8 even = {0, 8, 2, 10, 4, 12, 6, 14}, odd = {1, 9, 3, 11, 5, 13, 7, 15};
+  const Indices8 low_pairs = {0, 1, 8, 9, 4, 5, 12, 13}, high_pairs = {2, 3, 10, 11, 6, 7, 14, 15};
+  const Indices8 low_half = {0, 1, 2, 3, 8, 9, 10, 11}, high_half = {4, 5, 6, 7, 12, 13, 14, 15};
+  Doubles8 t[8], u[8];
+  for (std::size_t i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], even);     // rows i, i+1: elements 0, 2, 4, 6
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], odd);  // elements 1, 3, 5, 7
+  }
+  for (std::size_t i = 0; i < 8; i += 4) {
+    for (std::size_t o = 0; o < 2; ++o) {
+      u[i + o] = __builtin_shuffle(t[i + o], t[i + 2 + o], low_pairs);       // elements o, o+4
+      u[i + 2 + o] = __builtin_shuffle(t[i + o], t[i + 2 + o], high_pairs);  // o+2, o+6
+    }
+  }
+  for (std::size_t e = 0; e < 4; ++e) {
+    c[e] = __builtin_shuffle(u[e], u[4 + e], low_half);       // element e of the eight rows
+    c[e + 4] = __builtin_shuffle(u[e], u[4 + e], high_half);  // element e + 4
+  }
+}
+
 struct SquaredDistancesInOrderKernel {
-  template <std::size_t>
+  template <std::size_t W>
   [[gnu::always_inline]] static void run(const double* x, const double* const* rows,
                                          std::size_t count, std::size_t d, double* out) {
     constexpr std::size_t kLanes = 8;
@@ -246,7 +274,26 @@ struct SquaredDistancesInOrderKernel {
         row[l] = rows[k + l];
         sum[l] = 0.0;
       }
-      for (std::size_t j = 0; j < d; ++j) {
+      std::size_t first = 0;  // the dimensions summed so far, in order
+      if constexpr (W == 8) {
+        // Eight dimensions of the eight rows at a time: eight vector loads and a transpose in
+        // place of 64 scalar loads into lanes (the loop below, which GCC compiles to one load
+        // and insert per element). Each lane still adds its squares in dimension order, as a
+        // multiply and then an add: the same bits.
+        Doubles8 lanes = {};
+        for (; first + 8 <= d; first += 8) {
+          Doubles8 block[8], by_dimension[8];
+          for (std::size_t l = 0; l < kLanes; ++l)
+            std::memcpy(&block[l], row[l] + first, sizeof(Doubles8));
+          transpose8(block, by_dimension);
+          for (std::size_t e = 0; e < 8; ++e) {
+            const Doubles8 difference = (Doubles8{} + x[first + e]) - by_dimension[e];
+            lanes = lanes + difference * difference;
+          }
+        }
+        std::memcpy(sum, &lanes, sizeof(sum));
+      }
+      for (std::size_t j = first; j < d; ++j) {
         const double xj = x[j];
         for (std::size_t l = 0; l < kLanes; ++l) sum[l] += (xj - row[l][j]) * (xj - row[l][j]);
       }
