@@ -123,9 +123,9 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
       if (new_slot != kNoSlot)
         new_position = static_cast<std::size_t>(
             std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
-      chosen =
-          choose_by_row_bounds(live, current_time, new_position, pair_work, LoopPlace::among_others,
-                               *row_state, row_minimum_of, add_column);
+      chosen = choose_by_row_bounds(live, current_time, new_position, pair_work,
+                                    LoopPlace::among_others, *row_state, row_minimum_of,
+                                    one_row_at_a_time(row_minimum_of), add_column);
       by_bounds = chosen.has_value();  // else every pair from here on
     }
     if (!chosen) {

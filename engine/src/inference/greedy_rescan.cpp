@@ -214,7 +214,8 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             new_position = static_cast<std::size_t>(
                 std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
           chosen = choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
-                                        *row_state, row_minimum, add_column);
+                                        *row_state, row_minimum, one_row_at_a_time(row_minimum),
+                                        add_column);
           by_bounds = chosen.has_value();  // else every pair from here on
         }
         if (!chosen) {
