@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "lane_sums.hpp"
 #include "simd_copies.hpp"
@@ -307,11 +308,108 @@ struct SquaredDistancesInOrderKernel {
   }
 };
 
+// The partners p .. p + 7 (the last one repeated past `lanes`) transposed into `by_dimension`:
+// by_dimension[8 j + l] = partner l's coordinate j.
+template <std::size_t W>
+[[gnu::always_inline]] inline void transpose_partner_block(const double* const* partners,
+                                                           std::size_t lanes, std::size_t d,
+                                                           double* by_dimension) {
+  constexpr std::size_t kLanes = 8;
+  const double* row[kLanes];
+  for (std::size_t l = 0; l < kLanes; ++l) row[l] = partners[std::min(l, lanes - 1)];
+  std::size_t first = 0;
+  if constexpr (W == 8) {
+    for (; first + 8 <= d; first += 8) {
+      Doubles8 block[8], columns[8];
+      for (std::size_t l = 0; l < kLanes; ++l)
+        std::memcpy(&block[l], row[l] + first, sizeof(Doubles8));
+      transpose8(block, columns);
+      std::memcpy(by_dimension + kLanes * first, columns, sizeof(columns));
+    }
+  }
+  for (std::size_t j = first; j < d; ++j)
+    for (std::size_t l = 0; l < kLanes; ++l) by_dimension[kLanes * j + l] = row[l][j];
+}
+
+struct SquaredDistancesInOrderSharedKernel {
+  template <std::size_t W>
+  [[gnu::always_inline]] static void run(const double* const* queries, const std::size_t* first,
+                                         std::size_t rows, const double* const* partners,
+                                         std::size_t count, std::size_t d, double* by_dimension,
+                                         double* const* out) {
+    using L = simd::Lanes<8, W>;
+    constexpr std::size_t kLanes = 8;
+    if (rows == 0) return;
+    std::size_t active = 0;  // rows whose partners begin before the block's end
+    for (std::size_t p = first[0]; p < count; p += kLanes) {
+      const std::size_t lanes = std::min(kLanes, count - p);
+      transpose_partner_block<W>(partners + p, lanes, d, by_dimension);
+      while (active < rows && first[active] < p + kLanes) ++active;
+      // Row q's lanes from its first partner on, up to the last partner.
+      auto store = [&](std::size_t q, const L& sums) __attribute__((always_inline)) {
+        const std::size_t begin = first[q];
+        if (begin <= p && lanes == kLanes) {
+          sums.store(out[q] + (p - begin));
+        } else {
+          for (std::size_t l = std::max(begin, p) - p; l < lanes; ++l)
+            out[q][p + l - begin] = sums[l];
+        }
+      };
+      // Each lane adds its squares in dimension order, a multiply and then an add, from 0:
+      // squared_distance_reference's roundings. Four rows side by side share the block's loads
+      // and overlap their chains of additions.
+      std::size_t q = 0;
+      for (; q + 4 <= active; q += 4) {
+        L s0 = L::zero(), s1 = L::zero(), s2 = L::zero(), s3 = L::zero();
+        const double *x0 = queries[q], *x1 = queries[q + 1], *x2 = queries[q + 2],
+                     *x3 = queries[q + 3];
+        for (std::size_t j = 0; j < d; ++j) {
+          const L partner = L::load(by_dimension + kLanes * j);
+          const L e0 = L::splat(x0[j]) - partner, e1 = L::splat(x1[j]) - partner;
+          const L e2 = L::splat(x2[j]) - partner, e3 = L::splat(x3[j]) - partner;
+          s0 = s0 + e0 * e0;
+          s1 = s1 + e1 * e1;
+          s2 = s2 + e2 * e2;
+          s3 = s3 + e3 * e3;
+        }
+        store(q, s0);
+        store(q + 1, s1);
+        store(q + 2, s2);
+        store(q + 3, s3);
+      }
+      for (; q < active; ++q) {
+        L s = L::zero();
+        const double* x = queries[q];
+        for (std::size_t j = 0; j < d; ++j) {
+          const L e = L::splat(x[j]) - L::load(by_dimension + kLanes * j);
+          s = s + e * e;
+        }
+        store(q, s);
+      }
+    }
+  }
+};
+
 }  // namespace
 
 void squared_distances_in_order(const double* x, const double* const* rows, std::size_t count,
                                 std::size_t d, double* out) {
   detail::run_in_copy<SquaredDistancesInOrderKernel>(x, rows, count, d, out);
+}
+
+void squared_distances_in_order_shared(const double* const* queries, const std::size_t* first,
+                                       std::size_t rows, const double* const* partners,
+                                       std::size_t count, std::size_t d, double* const* out) {
+  for (std::size_t q = 0; q < rows; ++q) {
+    if (first[q] > count || (q > 0 && first[q] < first[q - 1]))
+      throw std::invalid_argument(
+          "squared_distances_in_order_shared: the rows' first partners must be nondecreasing and "
+          "at most the partner count");
+  }
+  thread_local std::vector<double> by_dimension;
+  by_dimension.resize(8 * d);
+  detail::run_in_copy<SquaredDistancesInOrderSharedKernel>(queries, first, rows, partners, count, d,
+                                                           by_dimension.data(), out);
 }
 
 double squared_distance_reference(const double* x, const double* y, std::size_t d) {

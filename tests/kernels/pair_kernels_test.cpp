@@ -83,6 +83,54 @@ TEST(PairKernels, InOrderRowSumsEqualTheReferenceBitForBit) {
   }
 }
 
+// Rows rescored together give each row's in-order sums bit for bit, whatever their first
+// partners: rows starting in the same block, in different blocks, at a block's edge, one with
+// no partner left, and more rows than four side by side. Firsts that decrease or pass the
+// count are refused.
+TEST(PairKernels, SharedRowsEqualTheirInOrderSumsBitForBit) {
+  for (std::size_t d : {1u, 3u, 8u, 20u, 64u, 67u}) {
+    for (std::size_t count : {0u, 1u, 8u, 9u, 30u, 67u}) {
+      const std::vector<double> x =
+          normal_points(count + 12, d, 2.0, static_cast<unsigned>(d + count));
+      std::vector<const double*> partners(count);
+      for (std::size_t k = 0; k < count; ++k) partners[k] = x.data() + (12 + (k * 7) % count) * d;
+      std::vector<std::size_t> first;
+      for (std::size_t q = 0; q < 11; ++q)
+        first.push_back(std::min(count, (q * q * 3) / 2 + q % 2));
+      std::vector<const double*> queries(first.size());
+      std::vector<std::vector<double>> rows(first.size());
+      std::vector<double*> out(first.size());
+      for (std::size_t q = 0; q < first.size(); ++q) {
+        queries[q] = x.data() + q * d;
+        rows[q].assign(count - first[q] + 1, -1.0);  // one past the row: must stay untouched
+        out[q] = rows[q].data();
+      }
+      squared_distances_in_order_shared(queries.data(), first.data(), first.size(), partners.data(),
+                                        count, d, out.data());
+      for (std::size_t q = 0; q < first.size(); ++q) {
+        std::vector<double> alone(count - first[q]);
+        squared_distances_in_order(queries[q], partners.data() + first[q], count - first[q], d,
+                                   alone.data());
+        for (std::size_t k = 0; k < alone.size(); ++k)
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(rows[q][k]),
+                    std::bit_cast<std::uint64_t>(alone[k]))
+              << "d=" << d << ", count " << count << ", row " << q << ", partner " << k;
+        EXPECT_EQ(rows[q].back(), -1.0) << "written past row " << q;
+      }
+    }
+  }
+  const std::vector<double> x = normal_points(4, 2, 0.0, 1);
+  const double* partners[2] = {x.data(), x.data() + 2};
+  const double* queries[2] = {x.data() + 4, x.data() + 6};
+  double a[2], b[2];
+  double* out[2] = {a, b};
+  const std::size_t decreasing[2] = {1, 0}, beyond[2] = {0, 3};
+  EXPECT_THROW(squared_distances_in_order_shared(queries, decreasing, 2, partners, 2, 2, out),
+               std::invalid_argument);
+  EXPECT_THROW(squared_distances_in_order_shared(queries, beyond, 2, partners, 2, 2, out),
+               std::invalid_argument);
+}
+
 TEST(PairKernels, DotProductsMatchReference) {
   for (std::size_t count = 0; count <= 300; ++count) {
     const std::vector<double> a = normal_points(1, count, 0.0, 3);

@@ -143,8 +143,18 @@ TEST(SimdCopies, PairKernelsAgree) {
           std::vector<std::size_t> lengths(count);
           for (std::size_t r = 0; r < count; ++r) lengths[r] = (d * (r + 3)) % (d + 1);
           dots_with(rows.data(), lengths.data(), count, x.data(), out.data() + 2 * count);
+          // Rows rescored together: three rows from partners 0, 3 and 9 (the last in a
+          // partial block).
+          const double* queries[3] = {rows[2], rows[4], rows[7]};
+          const std::size_t first[3] = {0, 3, 9};
+          std::vector<double> shared(3 * count);
+          double* shared_rows[3] = {shared.data(), shared.data() + count,
+                                    shared.data() + 2 * count};
+          squared_distances_in_order_shared(queries, first, 3, rows.data(), count, d, shared_rows);
           out[3 * count] = squared_distance(x.data(), rows[0], d);
           out[3 * count + 1] = dot(x.data(), rows[1], d);
+          for (std::size_t q = 0; q < 3; ++q)
+            out.insert(out.end(), shared_rows[q], shared_rows[q] + (count - first[q]));
           return out;
         },
         "pair kernels");

@@ -34,6 +34,15 @@ void squared_distances_to_rows(const double* x, const double* const* rows, std::
 void squared_distances_in_order(const double* x, const double* const* rows, std::size_t count,
                                 std::size_t d, double* out);
 
+// Many rows of squared_distances_in_order over one list of partners, bit for bit: for each row
+// q < rows, out[q][k - first[q]] = squared_distance_reference(queries[q], partners[k], d) for
+// first[q] <= k < count, with first nondecreasing (std::invalid_argument otherwise). Each block
+// of eight partners is loaded and transposed once for every row it serves, and four rows share
+// each load (the rescanning greedies' rows rescored together, row_bound_step.hpp).
+void squared_distances_in_order_shared(const double* const* queries, const std::size_t* first,
+                                       std::size_t rows, const double* const* partners,
+                                       std::size_t count, std::size_t d, double* const* out);
+
 // out[k] = squared_distance(x, block + k * stride, d) for k < count: one point against a
 // contiguous block of rows.
 void squared_distances_to_block(const double* x, const double* block, std::size_t count,
