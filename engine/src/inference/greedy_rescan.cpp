@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "condensed_index.hpp"
 #include "greedy_rescan_paths.hpp"
 #include "maxprob_row.hpp"
+#include "mode_row_minima.hpp"
 #include "pair_storage_choice.hpp"
 #include "row_bound_step.hpp"
 
@@ -140,6 +142,10 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
         if (cached) {
           const double* row = &eps[detail::condensed_index(n, i, i + 1)];  // row[j - i - 1]
           for (std::size_t k = 0; k < count; ++k) row_eps[k] = row[partners[k] - i - 1];
+        } else if (i == new_slot) {
+          // The new cluster's row: its distances from the last merge (the same bits).
+          std::copy(new_eps.begin() + static_cast<std::ptrdiff_t>(x + 1), new_eps.end(),
+                    row_eps.begin());
         } else {
           // The cache's values, computed here (the same kernel, the same bits).
           thread_local std::vector<const double*> partner_means;
@@ -213,9 +219,22 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
           if (new_slot != n)
             new_position = static_cast<std::size_t>(
                 std::lower_bound(live.begin(), live.end(), new_slot) - live.begin());
-          chosen = choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
-                                        *row_state, row_minimum, one_row_at_a_time(row_minimum),
-                                        add_column);
+          // Without the cache, the rows rescored together share their partners' loads
+          // (mode_row_minima.hpp); with it, each row gathers its own cached distances.
+          const ModeRowStep row_step{live.size(), data.d, live_offset.data(), current_time, lambda,
+                                     dims,        scale,  pair_work};
+          auto rows_together = [&](std::span<const std::size_t> batch,
+                                   std::span<RowMinimum> minima) {
+            mode_row_minima(
+                batch, row_step, [&](std::size_t y) { return messages.mean(live[y]); }, minima);
+          };
+          auto rows_one_by_one = one_row_at_a_time(row_minimum);
+          chosen =
+              cached
+                  ? choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
+                                         *row_state, row_minimum, rows_one_by_one, add_column)
+                  : choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
+                                         *row_state, row_minimum, rows_together, add_column);
           by_bounds = chosen.has_value();  // else every pair from here on
         }
         if (!chosen) {
