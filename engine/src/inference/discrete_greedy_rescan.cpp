@@ -116,7 +116,8 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
           const double duration =
               pair_duration(pair_of(messages, live[x], new_slot), lambda, current_time);
           finite = finite && std::isfinite(duration);
-          add(x, duration, std::abs(messages.time(live[x])) + t_new);
+          add(x, duration, std::abs(messages.time(live[x])) + t_new,
+              std::numeric_limits<double>::infinity());
         }
         return finite;
       };
@@ -137,9 +138,9 @@ MergeTree greedy_rescan(const DiscreteData& data, Algorithm algorithm, RescanPat
             },
             kRowTasksPerThread);
       };
-      chosen =
-          choose_by_row_bounds(live, current_time, new_position, pair_work, LoopPlace::among_others,
-                               *row_state, row_minimum_of, rows_on_threads, add_column);
+      chosen = choose_by_row_bounds(live, current_time, lambda, new_position, pair_work,
+                                    LoopPlace::among_others, *row_state, row_minimum_of,
+                                    rows_on_threads, add_column);
       by_bounds = chosen.has_value();  // else every pair from here on
     }
     if (!chosen) {

@@ -109,7 +109,12 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
         detail::kRowTasksPerThread, early_place);
   }
   std::optional<RowBoundState> row_state;
-  if (by_bounds) row_state.emplace(n);
+  if (by_bounds) {
+    row_state.emplace(n);
+    row_state->bounds.follow_rate(
+        algorithm == Algorithm::mgreedy ? kernels::ModeScale::log : kernels::ModeScale::linear,
+        dims);
+  }
   std::size_t new_slot = n;  // the slot of the cluster the last step made (n: none yet)
   std::vector<std::size_t> live(n), node_id(n);
   for (std::size_t i = 0; i < n; ++i) live[i] = node_id[i] = i;
@@ -186,9 +191,13 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             gather_row(x, row_eps, row_offset);
             const std::size_t count = row_eps.size();
             durations.resize(count);
+            // The row's smallest squared distance, for floors that follow the rate.
+            const std::size_t nearest = kernels::first_minimum_below(
+                row_eps.data(), count, std::numeric_limits<double>::infinity());
             kernels::mode_durations(scale, lambda, dims, row_eps.data(), row_offset.data(),
                                     durations.data(), count);
             RowMinimum found;
+            if (nearest < count) found.eps_min = row_eps[nearest];
             found.index = kernels::first_minimum_below(durations.data(), count,
                                                        std::numeric_limits<double>::infinity());
             found.finite = found.index < count;  // else nothing finite below +inf
@@ -211,7 +220,8 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
             bool finite = true;
             for (std::size_t x = 0; x < at; ++x) {
               finite = finite && std::isfinite(column_durations[x]);
-              add(x, column_durations[x], column_offset[x] + 2.0 * std::abs(current_time));
+              add(x, column_durations[x], column_offset[x] + 2.0 * std::abs(current_time),
+                  new_eps[x]);
             }
             return finite;
           };
@@ -229,12 +239,12 @@ MergeTree greedy_rescan(const WhitenedData& data, double leaf_variance, Algorith
                 batch, row_step, [&](std::size_t y) { return messages.mean(live[y]); }, minima);
           };
           auto rows_one_by_one = one_row_at_a_time(row_minimum);
-          chosen =
-              cached
-                  ? choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
-                                         *row_state, row_minimum, rows_one_by_one, add_column)
-                  : choose_by_row_bounds(live, current_time, new_position, pair_work, early_place,
-                                         *row_state, row_minimum, rows_together, add_column);
+          chosen = cached ? choose_by_row_bounds(live, current_time, lambda, new_position,
+                                                 pair_work, early_place, *row_state, row_minimum,
+                                                 rows_one_by_one, add_column)
+                          : choose_by_row_bounds(live, current_time, lambda, new_position,
+                                                 pair_work, early_place, *row_state, row_minimum,
+                                                 rows_together, add_column);
           by_bounds = chosen.has_value();  // else every pair from here on
         }
         if (!chosen) {

@@ -42,6 +42,7 @@ struct ModeChunkMinimum {
   double duration = std::numeric_limits<double>::infinity();
   double offset_max = -std::numeric_limits<double>::infinity();
   bool found = false;
+  double eps_min = std::numeric_limits<double>::infinity();  // the chunk's smallest eps
 };
 
 // Buffers of one thread's chunks, reused from chunk to chunk and step to step.
@@ -128,6 +129,8 @@ void mode_row_minima(std::span<const std::size_t> rows, const ModeRowStep& step,
                 offsets[i] = offset_x + partner_offset[i] - 2.0 * step.time;
               ModeChunkMinimum& mine = found[(c - first_chunk) * group + k];
               mine.offset_max = kernels::max_array(offsets.data(), count);
+              const std::size_t nearest = kernels::first_minimum_below(eps, count, kInf);
+              if (nearest < count) mine.eps_min = eps[nearest];
               kernels::mode_durations(step.scale, step.lambda, step.dims, eps, offsets.data(), eps,
                                       count);
               const std::size_t index = kernels::first_minimum_below(eps, count, kInf);
@@ -148,6 +151,7 @@ void mode_row_minima(std::span<const std::size_t> rows, const ModeRowStep& step,
       for (std::size_t c = first[k] / kModeRowChunk; c < chunks; ++c) {
         const ModeChunkMinimum& chunk = found[(c - first_chunk) * group + k];
         offset_max = std::max(offset_max, chunk.offset_max);
+        row.eps_min = std::min(row.eps_min, chunk.eps_min);
         if (chunk.found && (!row.finite || chunk.duration < row.duration)) {
           row.finite = true;
           row.index = chunk.index;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "../scheduler/parallel_for.hpp"
@@ -27,6 +28,7 @@ struct RowMinimum {
   std::size_t index = 0;
   double duration = std::numeric_limits<double>::infinity(), offset_sum = 0.0;
   bool finite = true;
+  double eps_min = std::numeric_limits<double>::infinity();  // the row's smallest eps (+inf: none)
 };
 
 // The bounds' state between steps: by slot, and each live row's base by live position (erased
@@ -39,9 +41,10 @@ struct RowBoundState {
   }
   RowDurationBounds bounds;
   std::vector<double> live_base;
-  std::vector<char> evaluated;           // by live position, this step
-  std::vector<std::size_t> batch;        // rows rescored together, this step
-  std::vector<RowMinimum> batch_minima;  // theirs
+  std::vector<char> evaluated;                        // by live position, this step
+  std::vector<std::size_t> batch;                     // rows rescored together, this step
+  std::vector<RowMinimum> batch_minima;               // theirs
+  std::vector<std::pair<double, std::size_t>> order;  // (floor part, row), floors that follow
 };
 
 // row_minima for a model that rescores rows one at a time: row_minimum(x) for each.
@@ -55,16 +58,19 @@ auto one_row_at_a_time(const RowMinimumOf& row_minimum) {
 // The step's choice at current time `time`. `new_position`: the live position of the cluster
 // the last step made, or nullopt at the first step, which rescores every row on the threads
 // (pair_work per pair, LoopPlace `first_place`). row_minimum(x) -> RowMinimum is called from
-// several threads at once there. add_column(at, add) calls add(x, duration, offset_sum) for each
-// pair (live[x], new cluster), x < at, and returns whether every duration was finite.
+// several threads at once there. add_column(at, add) calls add(x, duration, offset_sum, eps) for
+// each pair (live[x], new cluster), x < at, with eps its squared distance (+inf where the bounds
+// do not follow the rate), and returns whether every duration was finite. `lambda`: the step's
+// rate.
 // row_minima(rows, out) sets out[k] = row_minimum(rows[k]) for rows in increasing order, by
 // whatever means share their work. Returns nothing where a duration was not finite: the
 // every-pair rules for NaN then apply.
 template <typename RowMinimumOf, typename RowMinimaOf, typename AddColumn>
 std::optional<PairChoice> choose_by_row_bounds(
-    const std::vector<std::size_t>& live, double time, std::optional<std::size_t> new_position,
-    std::size_t pair_work, LoopPlace first_place, RowBoundState& state,
-    const RowMinimumOf& row_minimum, const RowMinimaOf& row_minima, const AddColumn& add_column) {
+    const std::vector<std::size_t>& live, double time, double lambda,
+    std::optional<std::size_t> new_position, std::size_t pair_work, LoopPlace first_place,
+    RowBoundState& state, const RowMinimumOf& row_minimum, const RowMinimaOf& row_minima,
+    const AddColumn& add_column) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   RowDurationBounds& bounds = state.bounds;
   std::vector<double>& live_base = state.live_base;
@@ -80,8 +86,8 @@ std::optional<PairChoice> choose_by_row_bounds(
     state.evaluated[x] = 1;
     finite = finite && found.finite;
     bounds.clear(live[x]);
-    bounds.add(live[x], found.duration, found.offset_sum, time);
-    live_base[x] = bounds.base(live[x]);
+    bounds.add(live[x], found.duration, found.offset_sum, time, found.eps_min, lambda);
+    live_base[x] = bounds.base(live[x], lambda);
     if (found.duration < best.duration || (found.duration == best.duration && x < best_row)) {
       best = found;
       best_row = x;
@@ -100,11 +106,13 @@ std::optional<PairChoice> choose_by_row_bounds(
     // The new cluster's pairs: its own row, and its column, (x, new) for the earlier rows x,
     // whose bounds take them in.
     const std::size_t at = *new_position;
+    // Floors that follow the rate rose since the bases were set: every live row's, anew.
+    if (bounds.follows_rate() && m > 1) bounds.bases(live.data(), m - 1, lambda, live_base.data());
     if (at + 1 < m) consider(at, row_minimum(at));
     finite = add_column(at,
-                        [&](std::size_t x, double duration, double offset_sum) {
-                          bounds.add(live[x], duration, offset_sum, time);
-                          live_base[x] = bounds.base(live[x]);
+                        [&](std::size_t x, double duration, double offset_sum, double eps) {
+                          bounds.add(live[x], duration, offset_sum, time, eps, lambda);
+                          live_base[x] = bounds.base(live[x], lambda);
                         }) &&
              finite;
     if (!finite) return std::nullopt;
@@ -116,7 +124,7 @@ std::optional<PairChoice> choose_by_row_bounds(
     // (bench/RESULTS.md, Engine: greedy, thirty-fifth session).
     const std::size_t rows_with_pairs = m - 1;
     auto below_best = [&](std::size_t x) {
-      return RowDurationBounds::floor(bounds.floor_part(live[x], time), best.duration) <=
+      return RowDurationBounds::floor(bounds.floor_part(live[x], time, lambda), best.duration) <=
              best.duration;
     };
     {
@@ -138,6 +146,22 @@ std::optional<PairChoice> choose_by_row_bounds(
          x < rows_with_pairs; x += 1 + kernels::first_at_most(live_base.data() + x + 1,
                                                               rows_with_pairs - x - 1, above)) {
       if (!state.evaluated[x] && below_best(x)) state.batch.push_back(x);
+    }
+    if (bounds.follows_rate()) {
+      // Floors that follow the rate are tight: the rows in the order of their floors, one at a
+      // time, until the next floor is above the best (at 10 000 points 0.75 rows a step beside
+      // the new cluster's and the lowest, where the whole batch held 12).
+      state.order.clear();
+      for (const std::size_t x : state.batch)
+        state.order.emplace_back(bounds.floor_part(live[x], time, lambda), x);
+      std::sort(state.order.begin(), state.order.end());
+      state.batch_minima.resize(1);
+      for (const auto& [floor_part, x] : state.order) {
+        if (!below_best(x)) break;
+        row_minima(std::span<const std::size_t>(&x, 1), std::span<RowMinimum>(state.batch_minima));
+        consider(x, state.batch_minima[0]);
+      }
+      state.batch.clear();
     }
     if (!state.batch.empty()) {
       state.batch_minima.resize(state.batch.size());
